@@ -1,0 +1,142 @@
+"""Estimator parameters: their defaults, their validation, and the solver config.
+
+The order of the checks and the exact messages are part of the public contract
+(spec/API.md, "Constructor").
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from .exceptions import ValidationError
+
+#: The 14 constructor parameters, in the order ``get_params`` returns them.
+PARAMETER_DEFAULTS: dict[str, Any] = {
+    "tau": 1.345,
+    "penalty": "none",
+    "lambda_scale": 1.0,
+    "bandwidth_scale": 1.0,
+    "fit_intercept": True,
+    "max_iter": 100,
+    "tol": 1e-6,
+    "ridge": 1e-8,
+    "backend": "auto",
+    "device": "auto",
+    "dtype": "float64",
+    "n_jobs": None,
+    "cuda_graphs": False,
+    "cuda_fast_math": False,
+}
+PARAMETER_NAMES: tuple[str, ...] = tuple(PARAMETER_DEFAULTS)
+
+PENALTIES = ("none", "l1")
+BACKENDS = ("auto", "numpy", "native_cpu", "cupy", "native_cuda", "torch", "tensorflow")
+DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class SolverConfig:
+    """The numerical part of the configuration, as every engine receives it."""
+
+    tau: float
+    penalty: str
+    lambda_scale: float
+    bandwidth_scale: float
+    fit_intercept: bool
+    max_iter: int
+    tol: float
+    ridge: float
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "SolverConfig":
+        return cls(
+            tau=float(params["tau"]),
+            penalty=str(params["penalty"]),
+            lambda_scale=float(params["lambda_scale"]),
+            bandwidth_scale=float(params["bandwidth_scale"]),
+            fit_intercept=bool(params["fit_intercept"]),
+            max_iter=int(params["max_iter"]),
+            tol=float(params["tol"]),
+            ridge=float(params["ridge"]),
+        )
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _finite_real(value: Any) -> bool:
+    return _is_real(value) and math.isfinite(float(value))
+
+
+def _is_integral(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_valid_device(device: Any) -> bool:
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` with N a non-negative integer."""
+    if not isinstance(device, str):
+        return False
+    if device in ("auto", "cpu", "cuda"):
+        return True
+    prefix, _, index = device.partition(":")
+    return prefix == "cuda" and index.isdigit() and index == str(int(index))
+
+
+def validate_params(params: Mapping[str, Any]) -> None:
+    """Raise ValidationError with the contract's message for the first bad parameter."""
+    p = params
+
+    def fail(message: str) -> None:
+        raise ValidationError(message)
+
+    if not (_finite_real(p["tau"]) and p["tau"] > 0):
+        fail("tau must be greater than zero")
+    if not (isinstance(p["penalty"], str) and p["penalty"] in PENALTIES):
+        fail("penalty must be either 'none' or 'l1'")
+    if not (_finite_real(p["lambda_scale"]) and p["lambda_scale"] >= 0):
+        fail("lambda_scale must be non-negative")
+    if not (_finite_real(p["bandwidth_scale"]) and p["bandwidth_scale"] > 0):
+        fail("bandwidth_scale must be greater than zero")
+    if not (_is_integral(p["max_iter"]) and p["max_iter"] >= 1):
+        fail("max_iter must be at least one")
+    if not isinstance(p["fit_intercept"], bool):
+        fail("fit_intercept must be a boolean")
+    if not (_finite_real(p["tol"]) and p["tol"] > 0):
+        fail("tol must be greater than zero")
+    if not (_finite_real(p["ridge"]) and p["ridge"] >= 0):
+        fail("ridge must be non-negative")
+    if not (isinstance(p["backend"], str) and p["backend"] in BACKENDS):
+        fail("unsupported backend")
+    if not is_valid_device(p["device"]):
+        fail("device must be 'auto', 'cpu', or 'cuda'")
+    if not (isinstance(p["dtype"], str) and p["dtype"] in DTYPES):
+        fail("dtype must be either 'float32' or 'float64'")
+    n_jobs = p["n_jobs"]
+    if not (n_jobs is None or (_is_integral(n_jobs) and (n_jobs == -1 or n_jobs >= 1))):
+        fail("n_jobs must be None, -1, or a positive integer")
+    if not isinstance(p["cuda_graphs"], bool):
+        fail("cuda_graphs must be a boolean")
+    if not isinstance(p["cuda_fast_math"], bool):
+        fail("cuda_fast_math must be a boolean")
+    if p["backend"] == "native_cuda" and p["cuda_fast_math"] and p["dtype"] != "float32":
+        fail("cuda_fast_math requires dtype='float32'")
+
+
+def json_safe_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters as plain JSON values (NumPy scalars become Python scalars)."""
+    out: dict[str, Any] = {}
+    for name in PARAMETER_NAMES:
+        value = params[name]
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            out[name] = value
+        elif _is_integral(value):
+            out[name] = int(value)
+        elif _is_real(value):
+            out[name] = float(value)
+        else:
+            out[name] = value
+    return out

@@ -1,0 +1,38 @@
+"""Diagnostics of one renewable update."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class UpdateDiagnostics:
+    """What happened while one batch was absorbed.
+
+    Attributes
+    ----------
+    iterations : int
+        Newton or LAMM iterations run on this batch.
+    converged : bool
+        Whether the step-size criterion was met before ``max_iter``.
+    objective : float
+        Surrogate objective at the solution (plus the L1 term for "l1").
+    lambda_value : float
+        L1 level of this batch (0.0 for penalty "none").
+    bandwidth : float
+        Curvature bandwidth h of this batch.
+    used_regularized_fallback : bool
+        True when any Newton system of this batch was singular and was solved
+        by the minimum-norm least-squares fallback.
+    """
+
+    iterations: int
+    converged: bool
+    objective: float
+    lambda_value: float
+    bandwidth: float
+    used_regularized_fallback: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,68 @@
+"""The smooth surrogate objective of one batch, its gradient and Newton matrix.
+
+    f(theta) = ( sum_i w_i loss(r_i) + 0.5 D' J_prev D ) / N  -  c * D' s
+    grad f   = ( -Z' (w * score(r)) + J_prev D ) / N          -  c * s
+    H        = ( Z' diag(w * kappa(r)) Z + J_prev ) / N  +  ridge * I
+
+with r = y - Z theta, D = theta - theta_prev, s = sign(theta_prev) * mask and
+c = (Wprev / N) * previous_lambda when the historical subgradient applies
+("l1" after the first rows), else 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .array_ops import Array, ArrayOps
+from .huber import huber_loss, huber_score, smoothed_curvature
+
+
+def weighted_gram(ops: ArrayOps, design: Array, row_weights: Array) -> Array:
+    """Z' diag(row_weights) Z."""
+    return design.T @ (design * row_weights[:, None])
+
+
+@dataclass
+class SurrogateObjective:
+    ops: ArrayOps
+    design: Array  # Z, n x d
+    response: Array  # y
+    weights: Array  # w
+    theta_prev: Array
+    information_prev: Array  # J_prev
+    history_direction: Array  # s = sign(theta_prev) * mask
+    uses_history: bool  # penalty "l1" after the first rows
+    history_coefficient: float  # c = (Wprev / N) * previous_lambda
+    weight_sum: float  # N, accumulated weight including this batch
+    tau: Array
+    bandwidth: Array
+    ridge: Array
+
+    def residual(self, theta: Array) -> Array:
+        return self.response - self.design @ theta
+
+    def value(self, theta: Array, residual: Array) -> float:
+        """f(theta) as a Python float (the line searches compare these)."""
+        ops = self.ops
+        shift = theta - self.theta_prev
+        data_term = ops.sum(self.weights * huber_loss(ops, residual, self.tau)) / self.weight_sum
+        memory_term = 0.5 * ops.dot(ops.dot(shift, self.information_prev), shift) / self.weight_sum
+        value = data_term + memory_term
+        if self.uses_history:
+            value = value - self.history_coefficient * ops.dot(shift, self.history_direction)
+        return ops.to_float(value)
+
+    def gradient(self, theta: Array, residual: Array) -> Array:
+        ops = self.ops
+        shift = theta - self.theta_prev
+        weighted_score = self.weights * huber_score(ops, residual, self.tau)
+        gradient = (self.information_prev @ shift - self.design.T @ weighted_score) / self.weight_sum
+        if self.uses_history:
+            gradient = gradient - self.history_coefficient * self.history_direction
+        return gradient
+
+    def newton_matrix(self, residual: Array) -> Array:
+        ops = self.ops
+        curvature = self.weights * smoothed_curvature(ops, residual, self.tau, self.bandwidth)
+        scaled = (weighted_gram(ops, self.design, curvature) + self.information_prev) / self.weight_sum
+        return ops.add_to_diagonal(scaled, self.ridge)

@@ -1,0 +1,86 @@
+"""The state a renewable fit carries from one batch to the next."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+import numpy as np
+
+from .exceptions import ValidationError
+
+
+@dataclass
+class RenewableHuberState:
+    """Coefficients, information matrix and counters: all that survives a batch.
+
+    ``coefficients`` has length ``d = n_features_in + fit_intercept`` with the
+    intercept last; ``information`` is the ``d x d`` accumulated (not
+    normalised) curvature. Arrays are host NumPy arrays in the model dtype,
+    except inside a device backend, which keeps its own array type.
+
+    Examples
+    --------
+    >>> s = RenewableHuberState.empty(3, fit_intercept=True, dtype="float64")
+    >>> s.coefficients.shape, s.information.shape, s.batch_count
+    ((4,), (4, 4), 0)
+    """
+
+    coefficients: Any
+    information: Any
+    n_samples_seen: int
+    batch_count: int
+    previous_lambda: float
+    n_features_in: int
+    fit_intercept: bool
+    weight_sum: Optional[float] = None
+
+    @classmethod
+    def empty(cls, n_features_in: int, fit_intercept: bool, dtype: Any = "float64") -> "RenewableHuberState":
+        d = int(n_features_in) + int(bool(fit_intercept))
+        return cls(
+            coefficients=np.zeros(d, dtype=dtype),
+            information=np.zeros((d, d), dtype=dtype),
+            n_samples_seen=0,
+            batch_count=0,
+            previous_lambda=0.0,
+            n_features_in=int(n_features_in),
+            fit_intercept=bool(fit_intercept),
+            weight_sum=0.0,
+        )
+
+    @property
+    def n_parameters(self) -> int:
+        return self.n_features_in + int(self.fit_intercept)
+
+    @property
+    def effective_weight(self) -> float:
+        """Accumulated frequency weight; legacy states without it use the row count."""
+        return float(self.n_samples_seen) if self.weight_sum is None else float(self.weight_sum)
+
+    def copy(self) -> "RenewableHuberState":
+        return replace(self, coefficients=self.coefficients.copy(), information=self.information.copy())
+
+    def validate(self) -> None:
+        """Raise ValidationError (messages in spec/API.md order) if the state is inconsistent."""
+        d = self.n_parameters
+        coefficients = np.asarray(self.coefficients)
+        information = np.asarray(self.information)
+        if coefficients.shape != (d,):
+            raise ValidationError("state coefficient shape does not match feature metadata")
+        if information.shape != (d, d):
+            raise ValidationError("state information shape does not match feature metadata")
+        if self.n_samples_seen < 0 or self.batch_count < 0 or self.n_features_in < 0:
+            raise ValidationError("state counters must be non-negative")
+        if not (math.isfinite(self.previous_lambda) and self.previous_lambda >= 0):
+            raise ValidationError("state previous lambda must be finite and non-negative")
+        if self.weight_sum is not None:
+            if not (math.isfinite(self.weight_sum) and self.weight_sum >= 0):
+                raise ValidationError("state weight sum must be finite and non-negative")
+            if self.n_samples_seen > 0 and self.weight_sum <= 0:
+                raise ValidationError("state weight sum must be positive after observing samples")
+        if not np.all(np.isfinite(coefficients)):
+            raise ValidationError("state coefficients must contain only finite values")
+        if not np.all(np.isfinite(information)):
+            raise ValidationError("state information must contain only finite values")
