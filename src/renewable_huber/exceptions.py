@@ -7,8 +7,12 @@ class RenewableHuberError(Exception):
     """Base class of every error raised by renewable-huber."""
 
 
-class NotFittedError(RenewableHuberError):
-    """The estimator was used before any batch was processed or a checkpoint loaded."""
+class NotFittedError(RenewableHuberError, ValueError, AttributeError):
+    """The estimator was used before any batch was processed or a checkpoint loaded.
+
+    Also a ValueError and an AttributeError, like scikit-learn's NotFittedError,
+    so ``hasattr(model, "diagnostics_")`` is simply False before fitting.
+    """
 
 
 class BackendUnavailableError(RenewableHuberError):

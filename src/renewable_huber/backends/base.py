@@ -1,0 +1,46 @@
+"""The backend protocol: one implementation of the renewable update.
+
+A backend receives host or device arrays already validated and cast to the
+model dtype, and returns a *new* state (the old one is never modified), so
+the estimator can commit the result only after the whole update succeeded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Protocol
+
+from ..config import SolverConfig
+from ..core.diagnostics import UpdateDiagnostics
+from ..state import RenewableHuberState
+
+
+class Backend(Protocol):
+    #: registry name, never "auto"
+    name: str
+    #: "cpu" or "cuda:<id>"
+    device: str
+    #: real thread count for engines that control threads, else None
+    n_jobs: Optional[int]
+
+    def update(
+        self,
+        state: RenewableHuberState,
+        X: Any,
+        y: Any,
+        sample_weight: Optional[Any],
+        config: SolverConfig,
+    ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        """Absorb one batch; return the next state and the batch diagnostics."""
+        ...
+
+    def predict(self, state: RenewableHuberState, X: Any) -> Any:
+        """X coef_ + intercept_ in the backend's array type."""
+        ...
+
+    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        """Move a host state (model dtype) into the backend's array type."""
+        ...
+
+    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        """An independent host NumPy copy of a backend state."""
+        ...

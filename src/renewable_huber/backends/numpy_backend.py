@@ -1,0 +1,49 @@
+"""The NumPy reference backend: the oracle every other engine is tested against."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..config import SolverConfig
+from ..core import NumpyOps, UpdateDiagnostics, renewable_update
+from ..state import RenewableHuberState
+
+
+class NumpyBackend:
+    name = "numpy"
+    device = "cpu"
+    n_jobs: Optional[int] = None
+
+    def __init__(self, dtype: str = "float64") -> None:
+        self.dtype = np.dtype(dtype)
+        self._ops = NumpyOps(self.dtype)
+
+    def update(
+        self,
+        state: RenewableHuberState,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: Optional[np.ndarray],
+        config: SolverConfig,
+    ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        return renewable_update(self._ops, state, X, y, sample_weight, config)
+
+    def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:
+        coefficients = state.coefficients
+        p = state.n_features_in
+        out = X @ coefficients[:p]
+        if state.fit_intercept:
+            out = out + coefficients[p]
+        return out
+
+    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()
+
+    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()
+
+
+def create(dtype: str, device: str, n_jobs: Any) -> NumpyBackend:
+    return NumpyBackend(dtype)

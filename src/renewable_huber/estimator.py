@@ -1,0 +1,446 @@
+"""RenewableHuberRegressor: streaming (renewable) Huber regression, optionally L1-penalised."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from . import serialization
+from .backends.auto import choose_cpu_backend, choose_gpu_backend
+from .backends.registry import availability, create_backend
+from .config import PARAMETER_DEFAULTS, PARAMETER_NAMES, SolverConfig, json_safe_params, validate_params
+from .core.diagnostics import UpdateDiagnostics
+from .exceptions import ConvergenceWarning, NotFittedError, ValidationError
+from .state import RenewableHuberState
+from .validation import (
+    check_feature_names,
+    feature_names_of,
+    reject_sparse,
+    validate_sample_weight,
+    validate_vector,
+    validate_X,
+)
+
+NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
+
+#: private attributes that hold a fitted stream; ``reset`` drops all of them
+_STREAM_ATTRIBUTES = ("_stream",)
+#: public fitted attributes; ``reset`` drops all of them
+_FITTED_ATTRIBUTES = (
+    "coef_",
+    "intercept_",
+    "n_features_in_",
+    "feature_names_in_",
+    "n_samples_seen_",
+    "n_iter_",
+    "backend_",
+    "device_",
+    "n_jobs_",
+    "cuda_features_",
+    "auto_dispatch_",
+)
+
+
+@dataclass
+class _Stream:
+    """Everything a fitted model carries, replaced as a whole on every commit."""
+
+    backend: Any
+    state: RenewableHuberState  # in the backend's array type
+    feature_names: Optional[np.ndarray]
+    diagnostics: Optional[UpdateDiagnostics]
+    auto_dispatch: Optional[dict]
+    dtype: str
+
+
+class RenewableHuberRegressor:
+    """Streaming Huber regression that keeps only coefficients and a d x d information matrix.
+
+    Each call to :meth:`partial_fit` absorbs one batch with the renewable update
+    of spec/ALGORITHM.md (damped Newton for ``penalty="none"``, LAMM for
+    ``penalty="l1"``); :meth:`fit` starts a new stream with one batch.
+
+    Parameters
+    ----------
+    tau : float, default=1.345
+        Huber threshold on the absolute residual scale.
+    penalty : {"none", "l1"}, default="none"
+        "l1" adds a lasso penalty with level ``lambda_scale * tau * sqrt(ln p / N)``.
+    lambda_scale : float, default=1.0
+        Multiplier of the L1 level.
+    bandwidth_scale : float, default=1.0
+        Multiplier of the curvature-smoothing bandwidth.
+    fit_intercept : bool, default=True
+        Append an unpenalised intercept column.
+    max_iter : int, default=100
+        Newton/LAMM iterations per batch.
+    tol : float, default=1e-6
+        Relative step-size convergence tolerance.
+    ridge : float, default=1e-8
+        Diagonal damping of the Newton system (not part of the objective).
+    backend : str, default="auto"
+        "auto", "numpy", "native_cpu", "cupy", "native_cuda", "torch" or "tensorflow".
+    device : str, default="auto"
+        "auto", "cpu", "cuda" or "cuda:N".
+    dtype : {"float32", "float64"}, default="float64"
+        Precision of the state and of every computation.
+    n_jobs : int or None, default=None
+        Threads of the native CPU engine (None: library default, -1: all cores).
+    cuda_graphs, cuda_fast_math : bool, default=False
+        Options of the native CUDA engine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from renewable_huber import RenewableHuberRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3)); y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=2000)
+    >>> y[::50] += 100.0  # gross outliers
+    >>> model = RenewableHuberRegressor(backend="numpy")
+    >>> for start in range(0, 2000, 500):
+    ...     _ = model.partial_fit(X[start:start + 500], y[start:start + 500])
+    >>> np.round(model.coef_, 1)
+    array([ 1. , -2. ,  0.5])
+    """
+
+    def __init__(
+        self,
+        *,
+        tau: float = 1.345,
+        penalty: str = "none",
+        lambda_scale: float = 1.0,
+        bandwidth_scale: float = 1.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        ridge: float = 1e-8,
+        backend: str = "auto",
+        device: str = "auto",
+        dtype: str = "float64",
+        n_jobs: Optional[int] = None,
+        cuda_graphs: bool = False,
+        cuda_fast_math: bool = False,
+    ) -> None:
+        self.tau = tau
+        self.penalty = penalty
+        self.lambda_scale = lambda_scale
+        self.bandwidth_scale = bandwidth_scale
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.ridge = ridge
+        self.backend = backend
+        self.device = device
+        self.dtype = dtype
+        self.n_jobs = n_jobs
+        self.cuda_graphs = cuda_graphs
+        self.cuda_fast_math = cuda_fast_math
+
+    # ------------------------------------------------------------------ parameters
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The 14 constructor parameters, in constructor order."""
+        return {name: getattr(self, name) for name in PARAMETER_NAMES}
+
+    def set_params(self, **params: Any) -> "RenewableHuberRegressor":
+        """Assign parameters (not validated here), drop the fitted state, return self."""
+        unknown = sorted(set(params) - set(PARAMETER_NAMES))
+        if unknown:
+            raise ValueError(f"Unknown parameter(s): {', '.join(unknown)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        self.reset()
+        return self
+
+    def reset(self) -> "RenewableHuberRegressor":
+        """Forget the stream: state, backend, diagnostics and every fitted attribute."""
+        for name in _STREAM_ATTRIBUTES + _FITTED_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return self.__dict__.get("_stream") is not None
+
+    def _validated_params(self) -> dict[str, Any]:
+        params = self.get_params()
+        validate_params(params)
+        return params
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
+        """Start a new stream with one batch.
+
+        Every input is validated before the previous model is dropped, and the
+        new model replaces the old one only when the whole update succeeded.
+        """
+        params = self._validated_params()
+        backend, auto_pending = self._resolve_backend(params)
+        self._absorb(params, None, backend, auto_pending, X, y, sample_weight)
+        return self
+
+    def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
+        """Absorb exactly one batch into the stream (the first batch starts it)."""
+        params = self._validated_params()
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            backend, auto_pending = self._resolve_backend(params)
+        else:
+            self._check_stream_compatible(params, stream)
+            backend, auto_pending = stream.backend, False
+        self._absorb(params, stream, backend, auto_pending, X, y, sample_weight)
+        return self
+
+    def _check_stream_compatible(self, params: Mapping[str, Any], stream: _Stream) -> None:
+        if params["fit_intercept"] != stream.state.fit_intercept:
+            raise ValidationError("fit_intercept cannot change during a stream; call fit or reset first")
+        if params["dtype"] != stream.dtype:
+            raise ValidationError("dtype cannot change during a stream; call fit or reset first")
+
+    def _resolve_backend(self, params: Mapping[str, Any]) -> tuple[Any, bool]:
+        """(backend object or None, whether the CPU auto selector must still choose)."""
+        name, device = params["backend"], params["device"]
+        if name == "auto":
+            if device == "cuda" or str(device).startswith("cuda:"):
+                return create_backend(choose_gpu_backend(), device, params["dtype"], params["n_jobs"]), False
+            return None, True
+        return create_backend(name, device, params["dtype"], params["n_jobs"]), False
+
+    def _validate_batch(
+        self, params: Mapping[str, Any], stream: Optional[_Stream], X: Any, y: Any, sample_weight: Any
+    ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+        dtype = np.dtype(params["dtype"])
+        if stream is not None:
+            names = check_feature_names(stream.feature_names, X)
+            expected = stream.state.n_features_in
+        else:
+            names = feature_names_of(X)
+            expected = None
+        X_array = validate_X(X, dtype, expected, type(self).__name__)
+        y_array = validate_vector(y, "y", dtype, X_array.shape[0])
+        weights = validate_sample_weight(sample_weight, dtype, X_array.shape[0])
+        return X_array, y_array, weights, names
+
+    def _absorb(
+        self,
+        params: Mapping[str, Any],
+        stream: Optional[_Stream],
+        backend: Any,
+        auto_pending: bool,
+        X: Any,
+        y: Any,
+        sample_weight: Any,
+    ) -> None:
+        X_array, y_array, weights, names = self._validate_batch(params, stream, X, y, sample_weight)
+        auto_dispatch = stream.auto_dispatch if stream is not None else None
+        if auto_pending:
+            backend, auto_dispatch = self._choose_cpu_engine(params, X_array)
+        if stream is None:
+            state = backend.as_backend_state(
+                RenewableHuberState.empty(X_array.shape[1], params["fit_intercept"], params["dtype"])
+            )
+            feature_names = names
+        else:
+            state, feature_names = stream.state, stream.feature_names
+        config = SolverConfig.from_params(params)
+        try:
+            next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
+        except Exception as exc:
+            if not (auto_dispatch and backend.name != "numpy" and stream is None):
+                raise
+            # An auto-chosen native engine that fails its first update falls back to NumPy.
+            backend = create_backend("numpy", "cpu", params["dtype"], params["n_jobs"])
+            auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
+            state = backend.as_backend_state(
+                RenewableHuberState.empty(X_array.shape[1], params["fit_intercept"], params["dtype"])
+            )
+            next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
+        self._commit(_Stream(backend, next_state, feature_names, diagnostics, auto_dispatch, params["dtype"]))
+        if not diagnostics.converged:
+            warnings.warn(
+                f"{type(self).__name__} did not converge on batch {next_state.batch_count} "
+                f"after {diagnostics.iterations} iterations; increase max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+
+    def _choose_cpu_engine(self, params: Mapping[str, Any], X: np.ndarray) -> tuple[Any, dict]:
+        n_parameters = X.shape[1] + int(params["fit_intercept"])
+        name, record = choose_cpu_backend(X.shape[0], n_parameters, params["dtype"], params["penalty"], params["n_jobs"])
+        try:
+            return create_backend(name, "cpu", params["dtype"], params["n_jobs"]), record
+        except Exception as exc:  # an auto-chosen engine that cannot be built falls back
+            if name == "numpy":
+                raise
+            record = dict(record, backend="numpy", reason=f"{name} could not be created ({exc}); using NumPy")
+            return create_backend("numpy", "cpu", params["dtype"], params["n_jobs"]), record
+
+    def _commit(self, stream: _Stream, *, from_checkpoint: bool = False) -> None:
+        """Install a new stream and its public attributes in one step."""
+        state = stream.state
+        p = state.n_features_in
+        coefficients = stream.state.coefficients
+        fitted: dict[str, Any] = {
+            "coef_": coefficients[:p].copy(),
+            "intercept_": float(coefficients[p]) if state.fit_intercept else 0.0,
+            "n_features_in_": p,
+            "n_samples_seen_": int(state.n_samples_seen),
+            "backend_": stream.backend.name,
+            "device_": stream.backend.device,
+            "n_jobs_": stream.backend.n_jobs,
+        }
+        if stream.feature_names is not None:
+            fitted["feature_names_in_"] = stream.feature_names.copy()
+        if stream.diagnostics is not None and not from_checkpoint:
+            fitted["n_iter_"] = int(stream.diagnostics.iterations)
+        if stream.auto_dispatch is not None and not from_checkpoint:
+            fitted["auto_dispatch_"] = dict(stream.auto_dispatch)
+        cuda_features = getattr(stream.backend, "cuda_features", None)
+        if cuda_features is not None:
+            fitted["cuda_features_"] = dict(cuda_features)
+        self.reset()
+        self.__dict__.update(fitted)
+        self._stream = stream
+
+    # ------------------------------------------------------------------ prediction
+    def _fitted_stream(self) -> _Stream:
+        stream = self.__dict__.get("_stream")
+        if stream is None:
+            raise NotFittedError(NOT_FITTED_MESSAGE)
+        return stream
+
+    def predict(self, X: Any) -> Any:
+        """``X @ coef_ + intercept_`` in the backend's array type."""
+        reject_sparse(X)
+        stream = self._fitted_stream()
+        check_feature_names(stream.feature_names, X)
+        X_array = validate_X(X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__)
+        return stream.backend.predict(stream.state, X_array)
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Coefficient of determination R^2 (weighted when ``sample_weight`` is given)."""
+        prediction = np.asarray(self.predict(X), dtype=np.float64)
+        n_rows = prediction.shape[0]
+        truth = validate_vector(y, "y", np.dtype(np.float64), n_rows)
+        weights = (
+            np.ones(n_rows)
+            if sample_weight is None
+            else validate_sample_weight(sample_weight, np.dtype(np.float64), n_rows)
+        )
+        mean = np.average(truth, weights=weights)
+        residual_sum = float(np.sum(weights * (truth - prediction) ** 2))
+        total_sum = float(np.sum(weights * (truth - mean) ** 2))
+        if total_sum == 0.0:
+            return 1.0 if residual_sum == 0.0 else 0.0
+        return 1.0 - residual_sum / total_sum
+
+    # ------------------------------------------------------------------ state
+    @property
+    def state_(self) -> RenewableHuberState:
+        """An independent host copy of the state."""
+        stream = self._fitted_stream()
+        return stream.backend.to_host_state(stream.state)
+
+    @property
+    def diagnostics_(self) -> UpdateDiagnostics:
+        """Diagnostics of the last processed batch."""
+        stream = self.__dict__.get("_stream")
+        if stream is None or stream.diagnostics is None:
+            raise NotFittedError("No batch has been processed")
+        return stream.diagnostics
+
+    def state_dict(self) -> dict[str, Any]:
+        """Configuration and state as plain values and host NumPy arrays."""
+        stream = self._fitted_stream()
+        state = stream.backend.to_host_state(stream.state)
+        return {
+            "config": json_safe_params(self.get_params()),
+            "coefficients": state.coefficients,
+            "information": state.information,
+            "n_samples_seen": int(state.n_samples_seen),
+            "batch_count": int(state.batch_count),
+            "previous_lambda": float(state.previous_lambda),
+            "n_features_in": int(state.n_features_in),
+            "fit_intercept": bool(state.fit_intercept),
+            "weight_sum": None if state.weight_sum is None else float(state.weight_sum),
+            "feature_names_in": None if stream.feature_names is None else [str(n) for n in stream.feature_names],
+        }
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> "RenewableHuberRegressor":
+        """Restore from :meth:`state_dict` output, validated like :meth:`load`."""
+        payload = serialization.payload_from_state_dict(state_dict)
+        self._restore(payload, backend=None, device=None, dtype=None)
+        return self
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, path: "os.PathLike[str] | str") -> "os.PathLike[str]":
+        """Write a v2 checkpoint to exactly ``path`` (atomically); return it as a Path."""
+        return serialization.write_checkpoint(path, self.state_dict())
+
+    @classmethod
+    def load(
+        cls,
+        path: "os.PathLike[str] | str",
+        *,
+        backend: Optional[str] = None,
+        device: Optional[str] = None,
+        dtype: Optional[str] = None,
+    ) -> "RenewableHuberRegressor":
+        """Read a checkpoint; ``backend``/``device``/``dtype`` override the stored values."""
+        payload = serialization.read_checkpoint(path)
+        model = cls()
+        model._restore(payload, backend=backend, device=device, dtype=dtype)
+        return model
+
+    def _restore(
+        self,
+        payload: serialization.CheckpointPayload,
+        *,
+        backend: Optional[str],
+        device: Optional[str],
+        dtype: Optional[str],
+    ) -> None:
+        params = dict(PARAMETER_DEFAULTS)
+        params.update(payload.config)
+        if backend is not None:
+            params["backend"] = backend
+            if device is None:
+                params["device"] = "auto"
+        if device is not None:
+            params["device"] = device
+        if dtype is not None:
+            params["dtype"] = dtype
+        state = payload.state
+        state.validate()
+        validate_params(params)
+        if params["fit_intercept"] != state.fit_intercept:
+            raise ValidationError("checkpoint fit_intercept does not match configuration")
+        resolved, auto_pending = self._resolve_backend(params)
+        if auto_pending:
+            # A resumed stream has no first batch to calibrate on: the native
+            # engine when it is installed, else the reference.
+            name = "native_cpu" if availability("native_cpu")[0] else "numpy"
+            resolved = create_backend(name, "cpu", params["dtype"], params["n_jobs"])
+        host_state = RenewableHuberState(
+            coefficients=np.array(state.coefficients, dtype=params["dtype"]),
+            information=np.array(state.information, dtype=params["dtype"]),
+            n_samples_seen=state.n_samples_seen,
+            batch_count=state.batch_count,
+            previous_lambda=state.previous_lambda,
+            n_features_in=state.n_features_in,
+            fit_intercept=state.fit_intercept,
+            weight_sum=state.weight_sum,
+        )
+        names = payload.feature_names
+        if names is not None:
+            if len(names) != state.n_features_in or not all(isinstance(n, str) for n in names):
+                raise ValidationError("checkpoint feature names do not match feature metadata")
+            names = np.asarray(list(names), dtype=object)
+        for name, value in params.items():
+            setattr(self, name, value)
+        self._commit(
+            _Stream(resolved, resolved.as_backend_state(host_state), names, None, None, params["dtype"]),
+            from_checkpoint=True,
+        )

@@ -1,0 +1,162 @@
+"""The checkpoint codec: compressed ``.npz`` (format v2, v1 readable), no pickle.
+
+A checkpoint holds exactly ``coefficients`` (d), ``information`` (d x d) in the
+model dtype and ``metadata``, a 0-d unicode array of JSON. Every decoding
+failure maps to one documented ValidationError message (spec/API.md,
+"Checkpoints"); files are written to a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from .config import PARAMETER_NAMES
+from .exceptions import ValidationError
+from .state import RenewableHuberState
+
+FORMAT_VERSION = 2
+SUPPORTED_VERSIONS = (1, 2)
+ARRAY_KEYS = frozenset({"coefficients", "information", "metadata"})
+
+CORRUPTED = "Invalid or corrupted renewable-huber checkpoint"
+UNSUPPORTED = "Unsupported renewable-huber checkpoint format"
+BAD_CONFIG = "Invalid renewable-huber checkpoint configuration"
+
+
+@dataclass
+class CheckpointPayload:
+    config: dict[str, Any]
+    state: RenewableHuberState
+    feature_names: Optional[list]
+
+
+def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, Any]) -> Path:
+    """Write ``state_dict`` (from the estimator) to exactly ``path``, atomically."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {
+        "format_version": FORMAT_VERSION,
+        "config": state_dict["config"],
+        "n_samples_seen": state_dict["n_samples_seen"],
+        "batch_count": state_dict["batch_count"],
+        "previous_lambda": state_dict["previous_lambda"],
+        "n_features_in": state_dict["n_features_in"],
+        "fit_intercept": state_dict["fit_intercept"],
+        "weight_sum": state_dict["weight_sum"],
+        "feature_names_in": state_dict["feature_names_in"],
+    }
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            np.savez_compressed(
+                handle,
+                coefficients=np.ascontiguousarray(state_dict["coefficients"]),
+                information=np.ascontiguousarray(state_dict["information"]),
+                metadata=np.array(json.dumps(metadata, allow_nan=False)),
+            )
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:
+    """Decode a checkpoint; FileNotFoundError when absent, ValidationError when bad."""
+    source = Path(path)
+    if not source.exists():
+        raise FileNotFoundError(f"No such checkpoint: '{source}'")
+    try:
+        with np.load(source, allow_pickle=False) as archive:
+            if set(archive.files) != ARRAY_KEYS:
+                raise ValueError("unexpected arrays")
+            coefficients = archive["coefficients"]
+            information = archive["information"]
+            raw_metadata = archive["metadata"]
+        if raw_metadata.shape != () or raw_metadata.dtype.kind != "U":
+            raise ValueError("metadata is not a 0-d string")
+        metadata = json.loads(str(raw_metadata))
+        if not isinstance(metadata, dict):
+            raise ValueError("metadata is not an object")
+        for array in (coefficients, information):
+            if array.dtype.kind != "f":
+                raise ValueError("arrays must be floating point")
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValidationError(CORRUPTED) from exc
+    return _payload_from_metadata(metadata, coefficients, information)
+
+
+def payload_from_state_dict(state_dict: Mapping[str, Any]) -> CheckpointPayload:
+    """The same decoding and checks for an in-memory ``state_dict()``."""
+    if not isinstance(state_dict, Mapping):
+        raise ValidationError(CORRUPTED)
+    metadata = dict(state_dict)
+    metadata["format_version"] = FORMAT_VERSION
+    try:
+        coefficients = np.asarray(metadata.pop("coefficients"))
+        information = np.asarray(metadata.pop("information"))
+        for array in (coefficients, information):
+            if array.dtype.kind not in "fiu":
+                raise ValueError("arrays must be numeric")
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValidationError(CORRUPTED) from exc
+    return _payload_from_metadata(metadata, coefficients, information)
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("expected an integer")
+    return value
+
+
+def _real(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("expected a number")
+    return float(value)
+
+
+def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information: np.ndarray) -> CheckpointPayload:
+    version = metadata.get("format_version")
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        raise ValidationError(UNSUPPORTED)
+    config = metadata.get("config")
+    if not isinstance(config, Mapping) or not set(config) <= set(PARAMETER_NAMES):
+        raise ValidationError(BAD_CONFIG)
+    try:
+        fit_intercept = metadata["fit_intercept"]
+        if not isinstance(fit_intercept, bool):
+            raise ValueError("fit_intercept must be a boolean")
+        n_samples_seen = _integer(metadata["n_samples_seen"])
+        weight_sum: Optional[float]
+        if version == 1:
+            weight_sum, names = None, None
+        else:
+            raw_weight = metadata.get("weight_sum")
+            weight_sum = None if raw_weight is None else _real(raw_weight)
+            names = metadata.get("feature_names_in")
+            if names is not None and not isinstance(names, list):
+                raise ValueError("feature names must be a list")
+        previous_lambda = _real(metadata["previous_lambda"])
+        state = RenewableHuberState(
+            coefficients=coefficients,
+            information=information,
+            n_samples_seen=n_samples_seen,
+            batch_count=_integer(metadata["batch_count"]),
+            previous_lambda=previous_lambda,
+            n_features_in=_integer(metadata["n_features_in"]),
+            fit_intercept=fit_intercept,
+            weight_sum=weight_sum,
+        )
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValidationError(CORRUPTED) from exc
+    return CheckpointPayload(config=dict(config), state=state, feature_names=names)

@@ -1,0 +1,129 @@
+"""Host input validation for fit, partial_fit, predict and score.
+
+The order of the checks and the messages are part of the public contract
+(spec/API.md, "fit / partial_fit"); several are what scikit-learn's estimator
+checks look for.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional
+
+import numpy as np
+
+from .exceptions import ValidationError
+
+SPARSE_MESSAGE = (
+    "Sparse data was passed, but renewable-huber requires dense input; "
+    "convert explicitly with X.toarray()"
+)
+
+
+def is_sparse(value: Any) -> bool:
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None and sparse.issparse(value):
+        return True
+    return type(value).__module__.startswith("scipy.sparse")
+
+
+def reject_sparse(value: Any) -> None:
+    if is_sparse(value):
+        raise TypeError(SPARSE_MESSAGE)
+
+
+def _to_array(value: Any, name: str, dtype: np.dtype, cast_message: str) -> np.ndarray:
+    """Sparse check, ``.to_numpy()``, complex check, cast: the shared first steps."""
+    reject_sparse(value)
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    try:
+        raw = np.asarray(value)
+    except ValueError as exc:  # ragged nesting and similar
+        raise ValidationError(cast_message) from exc
+    if raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.flat)):
+        raise ValidationError(f"Complex data not supported for {name}")
+    try:
+        array = raw.astype(dtype, copy=False)
+    except TypeError as exc:
+        raise TypeError("float() argument must be a string or a number") from exc
+    except ValueError as exc:
+        raise ValidationError(cast_message) from exc
+    return array
+
+
+def _require_finite(array: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(array)):
+        raise ValidationError(f"{name} must not contain NaN or infinite values")
+
+
+X_SHAPE_MESSAGE = "X must be a two-dimensional numeric array. Reshape your data."
+
+
+def validate_X(X: Any, dtype: np.dtype, expected_features: Optional[int], estimator_name: str) -> np.ndarray:
+    """Cast X to a 2-D array of the model dtype with rows, columns and finite values."""
+    array = _to_array(X, "X", dtype, X_SHAPE_MESSAGE)
+    if array.ndim != 2:
+        raise ValidationError(X_SHAPE_MESSAGE)
+    n_rows, n_columns = array.shape
+    if n_rows < 1:
+        raise ValidationError(
+            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required."
+        )
+    if n_columns < 1:
+        raise ValidationError(f"0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
+    if expected_features is not None and n_columns != expected_features:
+        raise ValidationError(
+            f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
+        )
+    _require_finite(array, "X")
+    return array
+
+
+def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int) -> np.ndarray:
+    """y or sample_weight: cast, flatten, match the row count, finite."""
+    array = _to_array(value, name, dtype, f"{name} must be a one-dimensional numeric array")
+    array = array.reshape(-1)
+    if array.shape[0] != n_rows:
+        if name == "y":
+            raise ValidationError("X and y must contain the same number of samples")
+        raise ValidationError(f"{name} and X must contain the same number of samples")
+    _require_finite(array, name)
+    return array
+
+
+def validate_sample_weight(sample_weight: Any, dtype: np.dtype, n_rows: int) -> Optional[np.ndarray]:
+    if sample_weight is None:
+        return None
+    weights = validate_vector(sample_weight, "sample_weight", dtype, n_rows)
+    if np.any(weights < 0):
+        raise ValidationError("sample_weight must be non-negative")
+    if not np.sum(weights, dtype=np.float64) > 0:
+        raise ValidationError("sample_weight cannot be all zero")
+    return weights
+
+
+def feature_names_of(X: Any) -> Optional[np.ndarray]:
+    """String column names of a frame-like X; None for positional columns.
+
+    Raises when the names mix strings and non-strings.
+    """
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return None
+    names = list(columns)
+    string_flags = [isinstance(name, str) for name in names]
+    if names and all(string_flags):
+        return np.asarray(names, dtype=object)
+    if any(string_flags):
+        raise ValidationError("X feature names must either all be strings or all be non-strings")
+    return None
+
+
+def check_feature_names(fitted_names: Optional[np.ndarray], X: Any) -> Optional[np.ndarray]:
+    """Names of X, checked against the recorded ones when both sides have string names."""
+    names = feature_names_of(X)
+    if fitted_names is not None and names is not None:
+        if len(names) != len(fitted_names) or not np.array_equal(names, fitted_names):
+            raise ValidationError("X feature names must match the names and order used during the first batch")
+    return names
