@@ -1,0 +1,72 @@
+"""The shared differential harness: replay a golden corpus through any backend.
+
+Every engine runs the same checks; a new engine adds a backend name to the
+parametrisation, not a copy of this code.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from renewable_huber import RenewableHuberRegressor
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT_CORPUS = ROOT / "tests" / "golden" / "native_core_v1.json"
+EXTERNAL_CORPUS = ROOT.parent / "shared" / "golden" / "contract_corpus_v1.json"
+
+#: scalar schedule fields are formed in double precision by every engine
+SCHEDULE_RTOL = 1e-12
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    corpus = json.loads(path.read_text())
+    assert corpus["schema"] == "renewable-huber-native-golden"
+    assert corpus["schema_version"] == 1
+    return corpus["cases"]
+
+
+def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: str) -> None:
+    np.testing.assert_allclose(
+        np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64), rtol=rtol, atol=atol, err_msg=what
+    )
+
+
+def replay_case(case: dict[str, Any], backend: str, *, exact_iterations: bool) -> None:
+    """Stream the case's batches through ``backend``; compare after every batch.
+
+    ``exact_iterations`` also requires the same iteration counts and
+    convergence flags (only the oracle itself is held to that).
+    """
+    config = dict(case["config"], backend=backend, device="cpu")
+    dtype = np.dtype(config["dtype"])
+    rtol, atol = case["rtol"], case["atol"]
+    model = RenewableHuberRegressor(**config)
+    for index, (batch, expected) in enumerate(zip(case["batches"], case["expected"]["states"])):
+        where = f"{case['id']} batch {index + 1} on {backend}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.partial_fit(np.asarray(batch["X"]), np.asarray(batch["y"]), batch.get("sample_weight"))
+        state, diagnostics = model.state_, model.diagnostics_
+        assert state.coefficients.dtype == dtype and state.information.dtype == dtype, where
+        assert state.n_samples_seen == expected["n_samples_seen"], where
+        assert state.batch_count == expected["batch_count"], where
+        np.testing.assert_allclose(state.weight_sum, expected["weight_sum"], rtol=SCHEDULE_RTOL, err_msg=where)
+        np.testing.assert_allclose(
+            state.previous_lambda, expected["previous_lambda"], rtol=SCHEDULE_RTOL, err_msg=where
+        )
+        _assert_close(state.coefficients, expected["coefficients"], rtol, atol, f"{where}: coefficients")
+        _assert_close(state.information, expected["information"], rtol, atol, f"{where}: information")
+        expected_diagnostics = expected["diagnostics"]
+        np.testing.assert_allclose(diagnostics.bandwidth, expected_diagnostics["bandwidth"], rtol=SCHEDULE_RTOL)
+        np.testing.assert_allclose(diagnostics.lambda_value, expected_diagnostics["lambda_value"], rtol=SCHEDULE_RTOL)
+        _assert_close(diagnostics.objective, expected_diagnostics["objective"], rtol, atol, f"{where}: objective")
+        if exact_iterations:
+            assert diagnostics.iterations == expected_diagnostics["iterations"], where
+            assert diagnostics.converged == expected_diagnostics["converged"], where
+    predictions = model.predict(np.asarray(case["probe_X"]))
+    _assert_close(predictions, case["expected"]["predictions"], rtol, atol, f"{case['id']}: predictions")
