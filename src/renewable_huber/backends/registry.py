@@ -95,10 +95,10 @@ def implementation_present(spec: BackendSpec) -> bool:
 def availability(name: str) -> tuple[bool, str]:
     """(available here, a one-line reason or install hint) without importing heavy modules."""
     spec = BACKEND_SPECS[name]
-    if not implementation_present(spec):
-        return False, f"not implemented in this version of renewable-huber"
     if not requirement_installed(spec):
         return False, spec.install_hint
+    if not implementation_present(spec):
+        return False, "not implemented in this version of renewable-huber"
     return True, "available"
 
 
@@ -112,12 +112,12 @@ def _check_device(spec: BackendSpec, device: str) -> None:
 
 def load_factory(name: str) -> Callable[[str, str, Any], Any]:
     spec = BACKEND_SPECS[name]
+    if not requirement_installed(spec):
+        raise BackendUnavailableError(spec.missing_message())
     if not implementation_present(spec):
         raise BackendUnavailableError(
             f"The {spec.description} backend is not implemented in this version of renewable-huber"
         )
-    if not requirement_installed(spec):
-        raise BackendUnavailableError(spec.missing_message())
     try:
         module = importlib.import_module(f"{__package__}.{spec.implementation}")
     except BackendUnavailableError:
