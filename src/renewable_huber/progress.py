@@ -14,15 +14,15 @@ class ProgressBar:
     is unknown, and draws nothing but the final line when not on a terminal.
     """
 
-    def __init__(self, total: Optional[float], label: str, unit: str = "rows", stream: TextIO = sys.stderr) -> None:
+    def __init__(self, total: Optional[float], label: str, unit: str = "rows", stream: Optional[TextIO] = None) -> None:
         self.total = total
         self.label = label
         self.unit = unit
-        self.stream = stream
+        self.stream = stream if stream is not None else sys.stderr
         self.done = 0.0
         self._started = time.perf_counter()
         self._last_draw = 0.0
-        self._interactive = bool(getattr(stream, "isatty", lambda: False)())
+        self._interactive = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def __enter__(self) -> "ProgressBar":
         return self
