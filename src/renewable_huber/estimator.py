@@ -19,7 +19,6 @@ from .state import RenewableHuberState
 from .validation import (
     check_feature_names,
     feature_names_of,
-    reject_sparse,
     validate_sample_weight,
     validate_vector,
     validate_X,
@@ -313,7 +312,6 @@ class RenewableHuberRegressor:
 
     def predict(self, X: Any) -> Any:
         """``X @ coef_ + intercept_`` in the backend's array type."""
-        reject_sparse(X)
         stream = self._fitted_stream()
         check_feature_names(stream.feature_names, X)
         X_array = validate_X(X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__)
