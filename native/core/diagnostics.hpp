@@ -1,0 +1,33 @@
+// What happened while one batch was absorbed, including the solve route.
+#pragma once
+
+namespace rh::core {
+
+// Ordered from the cheapest to the most robust route of the solve ladder.
+enum class SolveRoute : int { none = 0, cholesky = 1, lu = 2, least_squares = 3 };
+
+const char* solve_route_name(SolveRoute route) noexcept;
+
+struct UpdateDiagnostics {
+    int iterations = 0;
+    bool converged = false;
+    double objective = 0.0;
+    double lambda_value = 0.0;
+    double bandwidth = 0.0;
+    // The most robust route any Newton system of this batch needed.
+    SolveRoute solve_route = SolveRoute::none;
+    int cholesky_solves = 0;
+    int lu_solves = 0;
+    int least_squares_solves = 0;
+
+    bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
+
+    void record(SolveRoute route) noexcept {
+        if (route == SolveRoute::cholesky) ++cholesky_solves;
+        if (route == SolveRoute::lu) ++lu_solves;
+        if (route == SolveRoute::least_squares) ++least_squares_solves;
+        if (static_cast<int>(route) > static_cast<int>(solve_route)) solve_route = route;
+    }
+};
+
+}  // namespace rh::core

@@ -1,0 +1,64 @@
+// Checks every engine runs before an update touches anything (NATIVE.md,
+// "Shared core"). Each failure throws EngineError with a message naming the
+// argument, so the caller's state is never half-updated.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "core/batch_view.hpp"
+#include "core/solver_config.hpp"
+#include "core/state_view.hpp"
+#include "core/status.hpp"
+
+namespace rh::core {
+
+void check_config(const SolverConfig& config);
+void check_counters(const StateCounters& counters);
+void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCounters& counters);
+
+template <class T>
+bool all_finite(const T* values, std::int64_t count) noexcept {
+    // Accumulating x - x stays 0 for finite x and becomes NaN otherwise; it
+    // vectorizes, unlike an early-exit loop.
+    T probe = T(0);
+    for (std::int64_t i = 0; i < count; ++i) probe += values[i] - values[i];
+    return probe == T(0);
+}
+
+template <class T>
+void check_state_values(const StateView<T>& state) {
+    const std::int64_t d = state.counters.n_parameters();
+    if (d > 0 && (state.coefficients == nullptr || state.information == nullptr))
+        throw EngineError(Status::invalid_state, "state arrays must not be null");
+    if (!all_finite(state.coefficients, d))
+        throw EngineError(Status::invalid_state, "state coefficients must contain only finite values");
+    if (!all_finite(state.information, d * d))
+        throw EngineError(Status::invalid_state, "state information must contain only finite values");
+}
+
+// X, y and the optional weights: finite; weights non-negative with a positive sum.
+template <class T>
+void check_batch_values(const BatchView<T>& batch) {
+    const std::int64_t n = batch.rows;
+    if (batch.X == nullptr || batch.y == nullptr)
+        throw EngineError(Status::invalid_argument, "X and y must not be null");
+    if (!all_finite(batch.X, n * batch.features))
+        throw EngineError(Status::non_finite_input, "X must contain only finite values");
+    if (!all_finite(batch.y, n))
+        throw EngineError(Status::non_finite_input, "y must contain only finite values");
+    if (batch.sample_weight != nullptr) {
+        const T* w = batch.sample_weight;
+        if (!all_finite(w, n))
+            throw EngineError(Status::non_finite_input, "sample_weight must contain only finite values");
+        bool any_positive = false;
+        for (std::int64_t i = 0; i < n; ++i) {
+            if (w[i] < T(0)) throw EngineError(Status::invalid_weights, "sample_weight must be non-negative");
+            any_positive = any_positive || w[i] > T(0);
+        }
+        if (!any_positive) throw EngineError(Status::invalid_weights, "sample_weight must have a positive sum");
+    }
+}
+
+}  // namespace rh::core

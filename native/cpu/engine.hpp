@@ -1,0 +1,46 @@
+// The CPU engine: one renewable Huber update (ALGORITHM.md) per call, for
+// one dtype. The engine owns only workspaces; the caller owns the state, so
+// it passes the previous state in and receives the next one in separate
+// buffers, and an error leaves its state untouched.
+#pragma once
+
+#include <cstdint>
+
+#include "core/batch_view.hpp"
+#include "core/diagnostics.hpp"
+#include "core/solver_config.hpp"
+#include "core/state_view.hpp"
+#include "cpu/thread_policy.hpp"
+#include "cpu/workspace.hpp"
+
+namespace rh::cpu {
+
+template <class T>
+class Engine {
+public:
+    explicit Engine(int n_jobs = kLibraryDefaultThreads) : threads_(n_jobs) {}
+
+    // Absorbs `batch` into `state`, writing the next state into `next`
+    // (coefficients d, information d x d; may not alias the inputs).
+    // Every input is checked before anything is written; errors throw
+    // core::EngineError.
+    core::UpdateDiagnostics update(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                   const core::SolverConfig& config, core::StateOutput<T>& next);
+
+    // out = X coef[:p] (+ coef[p] with an intercept), X rows x p row-major.
+    void predict(const T* coefficients, std::int64_t features, bool fit_intercept, const T* X, std::int64_t rows,
+                 T* out) const;
+
+    int threads() const { return threads_.threads(); }
+    const ThreadPolicy& thread_policy() const noexcept { return threads_; }
+    std::int64_t workspace_allocations() const noexcept { return workspace_.allocation_events(); }
+
+private:
+    ThreadPolicy threads_;
+    Workspace<T> workspace_;
+};
+
+extern template class Engine<float>;
+extern template class Engine<double>;
+
+}  // namespace rh::cpu

@@ -1,0 +1,81 @@
+#include "cpu/solve_ladder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/invariants.hpp"
+#include "core/status.hpp"
+
+namespace rh::cpu {
+
+namespace {
+
+template <class T>
+bool exactly_symmetric(std::int64_t d, const T* A) {
+    for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = i + 1; j < d; ++j)
+            if (A[i * d + j] != A[j * d + i]) return false;
+    return true;
+}
+
+// Cholesky pivots L_ii bound the condition number from below by
+// (max L_ii / min L_ii)^2; beyond the threshold the LU route decides.
+template <class T>
+bool well_conditioned_cholesky(std::int64_t d, const T* factor) {
+    T smallest = std::numeric_limits<T>::infinity(), largest = T(0);
+    for (std::int64_t i = 0; i < d; ++i) {
+        const T pivot = factor[i * d + i];
+        smallest = std::min(smallest, pivot);
+        largest = std::max(largest, pivot);
+    }
+    const double ratio = static_cast<double>(smallest) / static_cast<double>(largest);
+    const double eps = std::numeric_limits<T>::epsilon();
+    return ratio * ratio > 1e3 * static_cast<double>(d) * eps;
+}
+
+template <class T>
+void transpose_into(std::int64_t d, const T* A, T* out) {
+    for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = 0; j < d; ++j) out[j * d + i] = A[i * d + j];
+}
+
+}  // namespace
+
+template <class T>
+core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws) {
+    const auto n = static_cast<blas::index_t>(d);
+    T* factor = ws.factor.data();
+    if (exactly_symmetric(d, A)) {
+        std::copy(A, A + d * d, factor);
+        if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor)) {
+            std::copy(b, b + d, x);
+            blas::cholesky_solve(n, factor, x);
+            if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
+        }
+    }
+    transpose_into(d, A, factor);  // LAPACK wants column-major A, as NumPy passes it
+    if (blas::lu_factor(n, factor, ws.pivots.data()) == 0) {
+        std::copy(b, b + d, x);
+        blas::lu_solve(n, factor, ws.pivots.data(), x);
+        if (core::all_finite(x, d)) return core::SolveRoute::lu;
+    }
+    transpose_into(d, A, factor);
+    std::copy(b, b + d, x);
+    const T rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(d);
+    const auto info = blas::least_squares_solve(n, factor, x, rcond, ws.singular_values.data(),
+                                                ws.least_squares_work.data(),
+                                                static_cast<blas::index_t>(ws.least_squares_work.size()),
+                                                ws.least_squares_iwork.data());
+    if (info != 0 || !core::all_finite(x, d))
+        throw core::EngineError(core::Status::numerical_failure,
+                                "the Newton system could not be solved (SVD least squares did not converge)");
+    return core::SolveRoute::least_squares;
+}
+
+template core::SolveRoute solve_with_fallback<float>(std::int64_t, const float*, const float*, float*,
+                                                     Workspace<float>&);
+template core::SolveRoute solve_with_fallback<double>(std::int64_t, const double*, const double*, double*,
+                                                      Workspace<double>&);
+
+}  // namespace rh::cpu

@@ -1,0 +1,32 @@
+#include "cpu/workspace.hpp"
+
+#include <algorithm>
+
+namespace rh::cpu {
+
+template <class T>
+void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_copy, bool needs_unit_weights) {
+    if (needs_design_copy) grow(design, rows * d);
+    if (needs_unit_weights && static_cast<std::int64_t>(unit_weights.size()) < rows) {
+        grow(unit_weights, rows);
+        std::fill(unit_weights.begin(), unit_weights.end(), T(1));
+    }
+    grow(weighted_design, rows * d);
+    for (auto* buffer : {&residual, &candidate_residual, &design_step, &weighted_score}) grow(*buffer, rows);
+    for (auto* buffer : {&theta, &candidate, &step, &gradient, &shift, &scratch, &history_direction, &penalty_mask})
+        grow(*buffer, d);
+    for (auto* buffer : {&newton_matrix, &gram, &factor}) grow(*buffer, d * d);
+    grow(pivots, d);
+    if (least_squares_size_ < d) {
+        const auto sizes = blas::least_squares_workspace(static_cast<blas::index_t>(d), T{});
+        grow(least_squares_work, sizes.work);
+        grow(least_squares_iwork, sizes.iwork);
+        grow(singular_values, sizes.singular_values);
+        least_squares_size_ = d;
+    }
+}
+
+template class Workspace<float>;
+template class Workspace<double>;
+
+}  // namespace rh::cpu

@@ -1,0 +1,49 @@
+// Buffers the engine reuses across Newton/LAMM iterations and batches.
+// They grow only when a larger batch (or parameter count) arrives; every
+// growth is counted so tests can prove that steady-state updates allocate
+// nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cpu/blas_provider.hpp"
+
+namespace rh::cpu {
+
+template <class T>
+class Workspace {
+public:
+    // Row-sized buffers (n) and design-sized buffers (n x d).
+    std::vector<T> design;            // Z = [X, 1] when fitting an intercept
+    std::vector<T> weighted_design;   // rows sqrt(w kappa) z_i with non-zero weight
+    std::vector<T> unit_weights;      // all ones when sample_weight is absent
+    std::vector<T> residual;          // r = y - Z theta
+    std::vector<T> candidate_residual;
+    std::vector<T> design_step;       // Z step, for O(n) backtracking
+    std::vector<T> weighted_score;    // w * score(r)
+    // Parameter-sized buffers (d) and matrices (d x d).
+    std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
+    std::vector<T> newton_matrix, gram, factor;
+    std::vector<blas::index_t> pivots, least_squares_iwork;
+    std::vector<T> singular_values, least_squares_work;
+
+    void reserve(std::int64_t rows, std::int64_t parameters, bool needs_design_copy, bool needs_unit_weights);
+
+    std::int64_t allocation_events() const noexcept { return allocation_events_; }
+
+private:
+    template <class V>
+    void grow(V& buffer, std::int64_t size) {
+        if (static_cast<std::int64_t>(buffer.size()) >= size) return;
+        buffer.resize(static_cast<std::size_t>(size));
+        ++allocation_events_;
+    }
+    std::int64_t least_squares_size_ = -1;
+    std::int64_t allocation_events_ = 0;
+};
+
+extern template class Workspace<float>;
+extern template class Workspace<double>;
+
+}  // namespace rh::cpu

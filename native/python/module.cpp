@@ -1,0 +1,175 @@
+// _renewable_huber_native_cpu: the thin nanobind binding of the CPU engine.
+//
+// Only C-contiguous CPU float32/float64 arrays are accepted, without any
+// implicit conversion (.noconvert()); the Python adapter makes the single
+// explicit copy the contract allows for other layouts. Outputs are arrays the
+// caller allocated, so no Python object is created while the GIL is released
+// for the update and for prediction. EngineError crosses into Python exactly
+// here, as EngineError(message, status_name).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <string>
+
+#include "core/diagnostics.hpp"
+#include "core/status.hpp"
+#include "cpu/blas_provider.hpp"
+#include "cpu/engine.hpp"
+#include "cpu/thread_policy.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+template <class T>
+using Vector = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using Matrix = nb::ndarray<const T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using OutVector = nb::ndarray<T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using OutMatrix = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+void fail(const std::string& message) {
+    throw rh::core::EngineError(rh::core::Status::invalid_argument, message);
+}
+
+rh::core::Penalty parse_penalty(const std::string& penalty) {
+    if (penalty == "none") return rh::core::Penalty::none;
+    if (penalty == "l1") return rh::core::Penalty::l1;
+    fail("penalty must be either 'none' or 'l1'");
+    return rh::core::Penalty::none;
+}
+
+template <class T>
+std::pair<rh::core::UpdateDiagnostics, rh::core::StateCounters> update(
+    rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
+    Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
+    OutVector<T> out_coefficients, OutMatrix<T> out_information) {
+    const std::int64_t d = counters.n_parameters();
+    if (static_cast<std::int64_t>(coefficients.shape(0)) != d || static_cast<std::int64_t>(out_coefficients.shape(0)) != d)
+        fail("state coefficient shape does not match feature metadata");
+    if (static_cast<std::int64_t>(information.shape(0)) != d || static_cast<std::int64_t>(information.shape(1)) != d ||
+        static_cast<std::int64_t>(out_information.shape(0)) != d || static_cast<std::int64_t>(out_information.shape(1)) != d)
+        fail("state information shape does not match feature metadata");
+    if (y.shape(0) != X.shape(0)) fail("y must have as many rows as X");
+    if (sample_weight && sample_weight->shape(0) != X.shape(0)) fail("sample_weight must have as many rows as X");
+
+    rh::core::StateView<T> state{coefficients.data(), information.data(), counters};
+    rh::core::BatchView<T> batch{X.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
+                                 static_cast<std::int64_t>(X.shape(0)), static_cast<std::int64_t>(X.shape(1))};
+    rh::core::StateOutput<T> next{out_coefficients.data(), out_information.data(), counters};
+    rh::core::UpdateDiagnostics diagnostics;
+    {
+        nb::gil_scoped_release released;
+        diagnostics = engine.update(state, batch, config, next);
+    }
+    return {diagnostics, next.counters};
+}
+
+template <class T>
+void predict(const rh::cpu::Engine<T>& engine, Vector<T> coefficients, std::int64_t n_features, bool fit_intercept,
+             Matrix<T> X, OutVector<T> out) {
+    if (static_cast<std::int64_t>(coefficients.shape(0)) != n_features + (fit_intercept ? 1 : 0))
+        fail("coefficients do not match n_features and fit_intercept");
+    if (static_cast<std::int64_t>(X.shape(1)) != n_features) fail("X has the wrong number of features");
+    if (out.shape(0) != X.shape(0)) fail("out must have one entry per row of X");
+    nb::gil_scoped_release released;
+    engine.predict(coefficients.data(), n_features, fit_intercept, X.data(), static_cast<std::int64_t>(X.shape(0)),
+                   out.data());
+}
+
+template <class T>
+void bind_engine(nb::module_& m, const char* name, const char* dtype) {
+    using Engine = rh::cpu::Engine<T>;
+    nb::class_<Engine>(m, name)
+        .def(nb::init<int>(), "n_jobs"_a = rh::cpu::kLibraryDefaultThreads,
+             "n_jobs: 0 = library default, -1 = all cores, k > 0 = exactly k threads")
+        .def("update", &update<T>, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a,
+             "X"_a.noconvert(), "y"_a.noconvert(), "sample_weight"_a.noconvert().none(), "config"_a,
+             "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(),
+             "Absorb one batch; writes the next state into the out arrays and returns (diagnostics, counters).")
+        .def("predict", &predict<T>, "coefficients"_a.noconvert(), "n_features"_a, "fit_intercept"_a,
+             "X"_a.noconvert(), "out"_a.noconvert())
+        .def_prop_ro("threads", &Engine::threads)
+        .def_prop_ro("workspace_allocations", &Engine::workspace_allocations)
+        .def_prop_ro_static("dtype", [dtype](nb::handle) { return std::string(dtype); });
+}
+
+}  // namespace
+
+NB_MODULE(_renewable_huber_native_cpu, m) {
+    m.doc() = "renewable-huber C++ CPU engine";
+    m.attr("__version__") = RH_VERSION_STRING;
+    m.attr("ABI_VERSION") = RH_NATIVE_ABI_VERSION;
+
+    static PyObject* engine_error =
+        PyErr_NewExceptionWithDoc("_renewable_huber_native_cpu.EngineError",
+                                  "An engine failure: args = (message, status name).", PyExc_RuntimeError, nullptr);
+    m.attr("EngineError") = nb::handle(engine_error);
+    nb::register_exception_translator(
+        [](const std::exception_ptr& p, void*) {
+            try {
+                std::rethrow_exception(p);
+            } catch (const rh::core::EngineError& error) {
+                PyObject* args = Py_BuildValue("(ss)", error.what(), rh::core::status_name(error.status()));
+                PyErr_SetObject(engine_error, args);
+                Py_XDECREF(args);
+            }
+        },
+        nullptr);
+
+    nb::class_<rh::core::SolverConfig>(m, "SolverConfig")
+        .def(
+            "__init__",
+            [](rh::core::SolverConfig* self, double tau, const std::string& penalty, double lambda_scale,
+               double bandwidth_scale, bool fit_intercept, int max_iter, double tol, double ridge) {
+                new (self) rh::core::SolverConfig{tau, parse_penalty(penalty), lambda_scale, bandwidth_scale,
+                                                  fit_intercept, max_iter, tol, ridge};
+            },
+            "tau"_a, "penalty"_a, "lambda_scale"_a, "bandwidth_scale"_a, "fit_intercept"_a, "max_iter"_a, "tol"_a,
+            "ridge"_a);
+
+    nb::class_<rh::core::StateCounters>(m, "StateCounters")
+        .def(
+            "__init__",
+            [](rh::core::StateCounters* self, std::int64_t n_features_in, bool fit_intercept,
+               std::int64_t n_samples_seen, std::int64_t batch_count, double previous_lambda, double weight_sum) {
+                new (self) rh::core::StateCounters{n_features_in, fit_intercept, n_samples_seen, batch_count,
+                                                   previous_lambda, weight_sum};
+            },
+            "n_features_in"_a, "fit_intercept"_a, "n_samples_seen"_a, "batch_count"_a, "previous_lambda"_a,
+            "weight_sum"_a)
+        .def_ro("n_features_in", &rh::core::StateCounters::n_features_in)
+        .def_ro("fit_intercept", &rh::core::StateCounters::fit_intercept)
+        .def_ro("n_samples_seen", &rh::core::StateCounters::n_samples_seen)
+        .def_ro("batch_count", &rh::core::StateCounters::batch_count)
+        .def_ro("previous_lambda", &rh::core::StateCounters::previous_lambda)
+        .def_ro("weight_sum", &rh::core::StateCounters::weight_sum);
+
+    nb::class_<rh::core::UpdateDiagnostics>(m, "UpdateDiagnostics")
+        .def_ro("iterations", &rh::core::UpdateDiagnostics::iterations)
+        .def_ro("converged", &rh::core::UpdateDiagnostics::converged)
+        .def_ro("objective", &rh::core::UpdateDiagnostics::objective)
+        .def_ro("lambda_value", &rh::core::UpdateDiagnostics::lambda_value)
+        .def_ro("bandwidth", &rh::core::UpdateDiagnostics::bandwidth)
+        .def_ro("cholesky_solves", &rh::core::UpdateDiagnostics::cholesky_solves)
+        .def_ro("lu_solves", &rh::core::UpdateDiagnostics::lu_solves)
+        .def_ro("least_squares_solves", &rh::core::UpdateDiagnostics::least_squares_solves)
+        .def_prop_ro("solve_route",
+                     [](const rh::core::UpdateDiagnostics& d) { return std::string(solve_route_name(d.solve_route)); })
+        .def_prop_ro("used_least_squares_fallback", &rh::core::UpdateDiagnostics::used_least_squares_fallback);
+
+    bind_engine<double>(m, "EngineFloat64", "float64");
+    bind_engine<float>(m, "EngineFloat32", "float32");
+
+    m.def("blas_provider", &rh::cpu::blas::provider_name, "BLAS/LAPACK provider the engine was built against");
+    m.def("blas_config", &rh::cpu::blas::provider_config, "the provider's own build/config string");
+    m.def("blas_threads", &rh::cpu::blas::get_num_threads, "current size of the provider's thread pool");
+    m.def("available_cores", &rh::cpu::available_cores, "cores this process may run on (its CPU affinity)");
+}

@@ -1,0 +1,213 @@
+"""The C++ CPU engine (``backend="native_cpu"``) behind the Backend protocol.
+
+The engine lives in the separately installed distribution
+``renewable-huber-native-cpu`` as the top-level module
+``_renewable_huber_native_cpu``. This adapter refuses a module built for
+another version of this package, hands the engine C-contiguous arrays of the
+model dtype (making the one explicit copy only for other layouts), and
+builds the next state from arrays it allocated itself, so an engine error
+leaves the caller's state untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional
+
+import numpy as np
+
+from .._version import __version__
+from ..config import SolverConfig
+from ..core.diagnostics import UpdateDiagnostics
+from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
+from ..state import RenewableHuberState
+
+INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
+#: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
+SUPPORTED_ABI_VERSION = 1
+
+try:
+    import _renewable_huber_native_cpu as _native
+except ImportError as exc:  # pragma: no cover - exercised when the module is absent
+    raise BackendUnavailableError(
+        f"The native CPU backend requires the renewable-huber-native-cpu engine. Install it with: {INSTALL_HINT} ({exc})"
+    ) from exc
+
+
+def check_module_compatible(module: Any, package_version: str = __version__) -> None:
+    """Refuse a native module built for another package version or binding ABI."""
+    module_version = getattr(module, "__version__", None)
+    if module_version != package_version:
+        raise BackendUnavailableError(
+            f"renewable-huber-native-cpu {module_version} cannot be used with renewable-huber {package_version}: "
+            f"the versions must be identical. Reinstall matching versions with: {INSTALL_HINT}"
+        )
+    abi_version = getattr(module, "ABI_VERSION", None)
+    if abi_version != SUPPORTED_ABI_VERSION:
+        raise BackendUnavailableError(
+            f"renewable-huber-native-cpu speaks binding ABI {abi_version}, this renewable-huber needs "
+            f"{SUPPORTED_ABI_VERSION}. Reinstall matching versions with: {INSTALL_HINT}"
+        )
+
+
+check_module_compatible(_native)
+
+
+class NativeEngineError(RenewableHuberError, RuntimeError):
+    """The native engine could not complete an update (e.g. an unsolvable Newton system)."""
+
+
+#: engine statuses that describe bad input or state rather than an engine failure
+_VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})
+
+
+def _translate(error: BaseException) -> RenewableHuberError:
+    message, status = (error.args + ("", ""))[:2] if len(error.args) < 2 else error.args[:2]
+    if status in _VALIDATION_STATUSES:
+        return ValidationError(message)
+    return NativeEngineError(f"native_cpu engine failed ({status}): {message}")
+
+
+def _n_jobs_code(n_jobs: Optional[int]) -> int:
+    """None -> 0 (library default), -1 -> all cores, k -> k."""
+    return 0 if n_jobs is None else int(n_jobs)
+
+
+def provider_info() -> dict[str, Any]:
+    """What the loaded engine reports about itself (for benchmarks and bug reports)."""
+    return {
+        "module_version": _native.__version__,
+        "abi_version": _native.ABI_VERSION,
+        "blas_provider": _native.blas_provider(),
+        "blas_config": _native.blas_config(),
+        "blas_threads": _native.blas_threads(),
+        "available_cores": _native.available_cores(),
+    }
+
+
+class NativeCpuBackend:
+    name = "native_cpu"
+    device = "cpu"
+
+    def __init__(self, dtype: str = "float64", n_jobs: Optional[int] = None) -> None:
+        self.dtype = np.dtype(dtype)
+        engine_type = {np.dtype("float64"): _native.EngineFloat64, np.dtype("float32"): _native.EngineFloat32}.get(
+            self.dtype
+        )
+        if engine_type is None:
+            raise ValidationError("dtype must be either 'float32' or 'float64'")
+        try:
+            self._engine = engine_type(_n_jobs_code(n_jobs))
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        self._configs: dict[SolverConfig, Any] = {}
+        #: solve route of the last update: "cholesky", "lu", "least_squares" ("none" before any)
+        self.last_solve_route = "none"
+
+    @property
+    def n_jobs(self) -> int:
+        """Threads an update really uses (BLAS pool and fused loops together)."""
+        return int(self._engine.threads)
+
+    @property
+    def workspace_allocations(self) -> int:
+        """How often the engine grew its workspaces (constant in steady state)."""
+        return int(self._engine.workspace_allocations)
+
+    def _contiguous(self, array: Any) -> np.ndarray:
+        """The array itself when it is C-contiguous in the model dtype, else one explicit copy."""
+        if isinstance(array, np.ndarray) and array.dtype == self.dtype and array.flags.c_contiguous:
+            return array
+        return np.ascontiguousarray(array, dtype=self.dtype)
+
+    def _native_config(self, config: SolverConfig) -> Any:
+        native = self._configs.get(config)
+        if native is None:
+            native = _native.SolverConfig(
+                tau=config.tau,
+                penalty=config.penalty,
+                lambda_scale=config.lambda_scale,
+                bandwidth_scale=config.bandwidth_scale,
+                fit_intercept=config.fit_intercept,
+                max_iter=config.max_iter,
+                tol=config.tol,
+                ridge=config.ridge,
+            )
+            self._configs[config] = native
+        return native
+
+    def update(
+        self,
+        state: RenewableHuberState,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: Optional[np.ndarray],
+        config: SolverConfig,
+    ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        d = state.n_parameters
+        counters = _native.StateCounters(
+            n_features_in=state.n_features_in,
+            fit_intercept=state.fit_intercept,
+            n_samples_seen=state.n_samples_seen,
+            batch_count=state.batch_count,
+            previous_lambda=float(state.previous_lambda),
+            weight_sum=state.effective_weight,
+        )
+        coefficients = np.empty(d, dtype=self.dtype)
+        information = np.empty((d, d), dtype=self.dtype)
+        try:
+            native_diagnostics, next_counters = self._engine.update(
+                self._contiguous(state.coefficients),
+                self._contiguous(state.information),
+                counters,
+                self._contiguous(X),
+                self._contiguous(y),
+                None if sample_weight is None else self._contiguous(sample_weight),
+                self._native_config(config),
+                coefficients,
+                information,
+            )
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        self.last_solve_route = native_diagnostics.solve_route
+        next_state = replace(
+            state,
+            coefficients=coefficients,
+            information=information,
+            n_samples_seen=int(next_counters.n_samples_seen),
+            batch_count=int(next_counters.batch_count),
+            previous_lambda=float(next_counters.previous_lambda),
+            weight_sum=float(next_counters.weight_sum),
+        )
+        diagnostics = UpdateDiagnostics(
+            iterations=int(native_diagnostics.iterations),
+            converged=bool(native_diagnostics.converged),
+            objective=float(native_diagnostics.objective),
+            lambda_value=float(native_diagnostics.lambda_value),
+            bandwidth=float(native_diagnostics.bandwidth),
+            used_regularized_fallback=bool(native_diagnostics.used_least_squares_fallback),
+        )
+        return next_state, diagnostics
+
+    def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:
+        X = self._contiguous(X)
+        out = np.empty(X.shape[0], dtype=self.dtype)
+        try:
+            self._engine.predict(
+                self._contiguous(state.coefficients), state.n_features_in, state.fit_intercept, X, out
+            )
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        return out
+
+    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()
+
+    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()
+
+
+def create(dtype: str, device: str, n_jobs: Any) -> NativeCpuBackend:
+    if device not in ("cpu", "auto"):
+        raise BackendUnavailableError("backend='native_cpu' requires device='cpu'")
+    return NativeCpuBackend(dtype, n_jobs)
