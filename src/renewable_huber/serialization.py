@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -77,7 +76,10 @@ def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:
     if not source.exists():
         raise FileNotFoundError(f"No such checkpoint: '{source}'")
     try:
-        with np.load(source, allow_pickle=False) as archive:
+        archive = np.load(source, allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # a bare .npy array, not an archive
+            raise ValueError("not an npz archive")
+        with archive:
             if set(archive.files) != ARRAY_KEYS:
                 raise ValueError("unexpected arrays")
             coefficients = archive["coefficients"]
@@ -91,7 +93,7 @@ def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:
         for array in (coefficients, information):
             if array.dtype.kind != "f":
                 raise ValueError("arrays must be floating point")
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+    except Exception as exc:  # any decode failure: zip, zlib, npy header, JSON, ...
         raise ValidationError(CORRUPTED) from exc
     return _payload_from_metadata(metadata, coefficients, information)
 
