@@ -20,14 +20,16 @@ inline T huber_score(T r, T tau) noexcept {
 }
 
 // kappa(r): 1 inside (-tau+h, tau-h), 0 beyond tau+h, linear ramps between.
+// Written as selects rather than early returns so loops over rows vectorize.
 template <class T>
 inline T smoothed_curvature(T r, T tau, T h) noexcept {
     const T two_h = T(2) * h;
-    if (r < -tau - h) return T(0);
-    if (r <= -tau + h) return T(0.5) + (r + tau) / two_h;
-    if (r < tau - h) return T(1);
-    if (r <= tau + h) return T(0.5) - (r - tau) / two_h;
-    return T(0);
+    const T left_ramp = T(0.5) + (r + tau) / two_h;
+    const T right_ramp = T(0.5) - (r - tau) / two_h;
+    const T outer = r <= tau + h ? right_ramp : T(0);
+    const T inner = r < tau - h ? T(1) : outer;
+    const T lower = r <= -tau + h ? left_ramp : inner;
+    return r < -tau - h ? T(0) : lower;
 }
 
 }  // namespace rh::core

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "core/batch_view.hpp"
@@ -20,11 +21,12 @@ void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCoun
 
 template <class T>
 bool all_finite(const T* values, std::int64_t count) noexcept {
-    // Accumulating x - x stays 0 for finite x and becomes NaN otherwise; it
-    // vectorizes, unlike an early-exit loop.
-    T probe = T(0);
-    for (std::int64_t i = 0; i < count; ++i) probe += values[i] - values[i];
-    return probe == T(0);
+    // An integer OR-reduction of "is not finite" vectorizes (a floating-point
+    // accumulation would not, without reassociation).
+    const T largest = std::numeric_limits<T>::max();
+    int not_finite = 0;
+    for (std::int64_t i = 0; i < count; ++i) not_finite |= !(std::fabs(values[i]) <= largest);
+    return not_finite == 0;
 }
 
 template <class T>

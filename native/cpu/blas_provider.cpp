@@ -103,6 +103,13 @@ void gram_upper(index_t rows, index_t cols, const float* A, float* C) {
     RH_SYM(cblas_ssyrk)(kColMajor, kLower, kNoTrans, cols, rows, 1.0f, A, cols, 0.0f, C, cols);
 }
 
+void gram_upper_accumulate(index_t rows, index_t cols, const double* A, double alpha, double* C) {
+    RH_SYM(cblas_dsyrk)(kColMajor, kLower, kNoTrans, cols, rows, alpha, A, cols, 1.0, C, cols);
+}
+void gram_upper_accumulate(index_t rows, index_t cols, const float* A, float alpha, float* C) {
+    RH_SYM(cblas_ssyrk)(kColMajor, kLower, kNoTrans, cols, rows, alpha, A, cols, 1.0f, C, cols);
+}
+
 void gemm_transposed_left(index_t rows, index_t cols, const double* A, const double* B, double* C) {
     RH_SYM(cblas_dgemm)(kRowMajor, kTrans, kNoTrans, cols, cols, rows, 1.0, A, cols, B, cols, 0.0, C, cols);
 }

@@ -35,6 +35,10 @@ float dot(index_t size, const float* a, const float* b);
 void gram_upper(index_t rows, index_t cols, const double* A, double* C);
 void gram_upper(index_t rows, index_t cols, const float* A, float* C);
 
+// Upper triangle (row-major) of C += alpha A' A (SYRK with beta = 1).
+void gram_upper_accumulate(index_t rows, index_t cols, const double* A, double alpha, double* C);
+void gram_upper_accumulate(index_t rows, index_t cols, const float* A, float alpha, float* C);
+
 // Full C = A' B by GEMM, for measuring the Gram against the library's GEMM.
 void gemm_transposed_left(index_t rows, index_t cols, const double* A, const double* B, double* C);
 void gemm_transposed_left(index_t rows, index_t cols, const float* A, const float* B, float* C);

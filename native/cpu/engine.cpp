@@ -93,6 +93,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     objective.bandwidth = static_cast<T>(h);
     objective.ridge = static_cast<T>(config.ridge);
     objective.workspace = &ws;
+    objective.reset_gram_cache();
 
     // 3. Solve.
     core::UpdateDiagnostics diagnostics;

@@ -1,0 +1,160 @@
+// Google Benchmark of the engine's kernels on one batch, beside the BLAS
+// library's own SYRK/GEMM on the same matrix (PERFORMANCE.md: Gram time
+// within 1.5x of the library's SYRK/GEMM).
+//   native/build/bench/rh_engine_kernels_benchmark --benchmark_filter=...
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <vector>
+
+#include "core/batch_view.hpp"
+#include "core/solver_config.hpp"
+#include "core/state_view.hpp"
+#include "cpu/blas_provider.hpp"
+#include "cpu/engine.hpp"
+#include "cpu/surrogate_objective.hpp"
+
+namespace {
+
+template <class T>
+struct Problem {
+    std::int64_t n, d;
+    std::vector<T> Z, y, w, r, theta, J, s, out, gram, weighted;
+    rh::cpu::Workspace<T> workspace;
+    rh::cpu::SurrogateObjective<T> objective;
+
+    Problem(std::int64_t rows, std::int64_t features) : n(rows), d(features + 1) {
+        std::mt19937_64 rng(7);
+        std::normal_distribution<double> normal;
+        Z.resize(n * d);
+        for (std::int64_t i = 0; i < n; ++i) {
+            for (std::int64_t j = 0; j + 1 < d; ++j) Z[i * d + j] = T(normal(rng));
+            Z[i * d + d - 1] = T(1);
+        }
+        y.resize(n);
+        r.resize(n);
+        for (auto& v : y) v = T(normal(rng));
+        r = y;
+        w.assign(n, T(1));
+        theta.assign(d, T(0));
+        J.assign(d * d, T(0));
+        s.assign(d, T(0));
+        out.assign(n > d * d ? n : d * d, T(0));
+        gram.assign(d * d, T(0));
+        weighted.resize(n * d);
+        for (std::int64_t i = 0; i < n * d; ++i) weighted[i] = Z[i] * T(0.5);
+        workspace.reserve(n, d, false, false);
+        objective.rows = n;
+        objective.d = d;
+        objective.design = Z.data();
+        objective.response = y.data();
+        objective.weights = w.data();
+        objective.theta_prev = theta.data();
+        objective.information_prev = J.data();
+        objective.history_direction = s.data();
+        objective.weight_sum = T(n);
+        objective.tau = T(1.345);
+        objective.bandwidth = T(0.05);
+        objective.workspace = &workspace;
+    }
+};
+
+template <class T>
+void weighted_gram(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) {
+        p.objective.reset_gram_cache();  // time a full rebuild, not the cached update
+        p.objective.weighted_gram(p.r.data(), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
+template <class T>
+void blas_syrk(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) {
+        rh::cpu::blas::gram_upper(p.n, p.d, p.weighted.data(), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
+template <class T>
+void blas_gemm(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) {
+        rh::cpu::blas::gemm_transposed_left(p.n, p.d, p.Z.data(), p.weighted.data(), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
+template <class T>
+void residual(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) {
+        p.objective.residual(p.theta.data(), p.r.data());
+        benchmark::DoNotOptimize(p.r.data());
+    }
+}
+
+template <class T>
+void objective_value(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) benchmark::DoNotOptimize(p.objective.value(p.theta.data(), p.r.data()));
+}
+
+template <class T>
+void gradient(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state) {
+        p.objective.gradient(p.theta.data(), p.r.data(), p.out.data());
+        benchmark::DoNotOptimize(p.out.data());
+    }
+}
+
+template <class T>
+void whole_update(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features);
+    for (std::int64_t i = 0; i < p.n; ++i)
+        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    std::vector<T> y(p.n);
+    for (std::int64_t i = 0; i < p.n; ++i) {
+        T fitted = 0;
+        for (std::int64_t j = 0; j < features; ++j) fitted += X[i * features + j] * T(0.1 * (j % 7));
+        y[i] = fitted + p.y[i] * T(0.2);
+    }
+    rh::cpu::Engine<T> engine;
+    rh::core::SolverConfig config;
+    config.penalty = state.range(2) ? rh::core::Penalty::l1 : rh::core::Penalty::none;
+    std::vector<T> coef(p.d, T(0)), info(p.d * p.d, T(0)), coef_out(p.d), info_out(p.d * p.d);
+    rh::core::StateView<T> view{coef.data(), info.data(), {features, true, 0, 0, 0.0, 0.0}};
+    rh::core::BatchView<T> batch{X.data(), y.data(), nullptr, p.n, features};
+    rh::core::StateOutput<T> next{coef_out.data(), info_out.data(), {}};
+    for (auto _ : state) {
+        auto diagnostics = engine.update(view, batch, config, next);
+        benchmark::DoNotOptimize(diagnostics);
+    }
+}
+
+void shapes(benchmark::internal::Benchmark* b) {
+    b->Args({4096, 16})->Args({32768, 90})->Args({4096, 256})->Args({65536, 32});
+}
+void update_shapes(benchmark::internal::Benchmark* b) {
+    for (int penalty : {0, 1}) b->Args({4096, 16, penalty})->Args({32768, 90, penalty});
+}
+
+}  // namespace
+
+BENCHMARK(weighted_gram<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_syrk<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_gemm<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(weighted_gram<float>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_syrk<float>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_gemm<float>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(residual<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(objective_value<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(gradient<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(whole_update<double>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(whole_update<float>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();

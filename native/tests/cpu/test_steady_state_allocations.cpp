@@ -1,0 +1,63 @@
+// Steady-state updates allocate nothing: every heap allocation of the
+// process is counted through a replaced global operator new, and after the
+// first batch of a given size the engine must not allocate again.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "cpu/engine.hpp"
+#include "test_fixtures.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+}
+
+void* operator new(std::size_t size) {
+    ++allocations;
+    if (void* p = std::malloc(size ? size : 1)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace rh;
+
+template <class T>
+class SteadyState : public ::testing::Test {};
+using Dtypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(SteadyState, Dtypes);
+
+TYPED_TEST(SteadyState, UpdatesAfterTheFirstAllocateNothing) {
+    using T = TypeParam;
+    for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+        cpu::Engine<T> engine(1);
+        core::SolverConfig config;
+        config.penalty = penalty;
+        const auto big = test::linear_batch<T>(500, 6, 1), small = test::linear_batch<T>(200, 6, 2);
+        test::OwnedState<T> a(6, true), b(6, true);
+        test::update_into(engine, a, big, config, b);  // warm-up: workspaces grow here
+        const auto grown = engine.workspace_allocations();
+        const long before = allocations.load();
+        for (int round = 0; round < 5; ++round) {
+            test::update_into(engine, b, small, config, a);
+            test::update_into(engine, a, big, config, b);
+        }
+        EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state";
+        EXPECT_EQ(engine.workspace_allocations(), grown);
+    }
+}
+
+TEST(SteadyStateGrowth, ALargerBatchGrowsTheWorkspacesOnce) {
+    cpu::Engine<double> engine(1);
+    const auto small = test::linear_batch<double>(100, 4, 1), large = test::linear_batch<double>(900, 4, 2);
+    test::OwnedState<double> a(4, true), b(4, true);
+    test::update_into(engine, a, small, core::SolverConfig{}, b);
+    const auto after_small = engine.workspace_allocations();
+    test::update_into(engine, b, large, core::SolverConfig{}, a);
+    const auto after_large = engine.workspace_allocations();
+    EXPECT_GT(after_large, after_small);
+    test::update_into(engine, a, large, core::SolverConfig{}, b);
+    EXPECT_EQ(engine.workspace_allocations(), after_large);
+}
