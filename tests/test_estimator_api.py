@@ -383,3 +383,18 @@ def test_backend_update_never_modifies_the_committed_state(make_data, monkeypatc
     model.partial_fit(X[30:], y[30:])
     for a, b in zip(seen["before"], seen["after"]):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "auto"])
+def test_fitted_model_survives_pickle(backend, make_data):
+    """scikit-learn's check_estimators_pickle needs this for whatever engine backend="auto" picks."""
+    import pickle
+
+    X, y, _ = make_data(n=80)
+    model = RenewableHuberRegressor(backend=backend).partial_fit(X[:40], y[:40])
+    clone = pickle.loads(pickle.dumps(model))
+    assert clone.backend_ == model.backend_
+    np.testing.assert_array_equal(clone.predict(X), model.predict(X))
+    clone.partial_fit(X[40:], y[40:])
+    model.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(clone.state_.coefficients, model.state_.coefficients)
