@@ -43,10 +43,11 @@ void transpose_into(std::int64_t d, const T* A, T* out) {
 }  // namespace
 
 template <class T>
-core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws) {
+core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws,
+                                     bool prefer_cholesky) {
     const auto n = static_cast<blas::index_t>(d);
     T* factor = ws.factor.data();
-    if (exactly_symmetric(d, A)) {
+    if (prefer_cholesky && exactly_symmetric(d, A)) {
         std::copy(A, A + d * d, factor);
         if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor)) {
             std::copy(b, b + d, x);
@@ -74,8 +75,8 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
 }
 
 template core::SolveRoute solve_with_fallback<float>(std::int64_t, const float*, const float*, float*,
-                                                     Workspace<float>&);
+                                                     Workspace<float>&, bool);
 template core::SolveRoute solve_with_fallback<double>(std::int64_t, const double*, const double*, double*,
-                                                      Workspace<double>&);
+                                                      Workspace<double>&, bool);
 
 }  // namespace rh::cpu

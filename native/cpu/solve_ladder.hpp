@@ -1,8 +1,6 @@
-// solve_with_fallback: the Newton system A x = b by the cheapest route that
-// is safe (ALGORITHM.md, "solve"):
-//   1. Cholesky, only when A is exactly symmetric, the factorization succeeds
-//      and its pivots show a well-conditioned matrix (so it cannot differ in
-//      kind from the reference's LU answer);
+// solve_with_fallback: the Newton system A x = b (ALGORITHM.md, "solve"):
+//   1. (only with prefer_cholesky) Cholesky, when A is exactly symmetric, the
+//      factorization succeeds and its pivots show a well-conditioned matrix;
 //   2. LU with partial pivoting (what the NumPy reference runs);
 //   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d) when A is
 //      exactly singular or a solution is not finite.
@@ -15,8 +13,16 @@
 
 namespace rh::cpu {
 
+// The engine solves with prefer_cholesky = false: the Newton line search
+// compares objective values at noise level, so a step that differs from the
+// reference's LU step in its last bits can change an accept/reject decision;
+// the project corpus (many_small_batches_f64) misses its tolerance with the
+// Cholesky route and replays with LU. For d <= a few hundred the solve is a
+// small share of an iteration (the Gram costs rows x d^2 / 2).
+//
 // A is d x d row-major (left intact); b has length d; x receives the solution.
 template <class T>
-core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& workspace);
+core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& workspace,
+                                     bool prefer_cholesky = false);
 
 }  // namespace rh::cpu

@@ -120,6 +120,23 @@ struct SurrogateObjective {
         }
     }
 
+    // gram = Z' (Z * c) by GEMM, exactly the reference's `Z.T @ (Z * c[:, None])`.
+    // The information matrix is carried from batch to batch, and LAMM paths
+    // (stopped by a step-size test) amplify its rounding: a float32 stream
+    // in the project corpus misses its tolerance when this Gram is formed by
+    // SYRK on sqrt(c)-scaled rows. Once per batch, so the 2x flops are cheap.
+    void information_gram(const T* r, T* gram) const {
+        T* scaled = workspace->weighted_design.data();
+        for (std::int64_t i = 0; i < rows; ++i) {
+            const T c = weights[i] * core::smoothed_curvature(r[i], tau, bandwidth);
+            const T* z = design + i * d;
+            T* out = scaled + i * d;
+            for (std::int64_t j = 0; j < d; ++j) out[j] = z[j] * c;
+        }
+        blas::gemm_transposed_left(static_cast<blas::index_t>(rows), static_cast<blas::index_t>(d), design, scaled,
+                                   gram);
+    }
+
     // Forget the cached Gram (a new batch).
     void reset_gram_cache() const { workspace->gram_valid = false; }
 

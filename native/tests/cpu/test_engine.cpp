@@ -62,7 +62,7 @@ TYPED_TEST(EngineTest, RecoversTheLinearModelAndUpdatesCounters) {
     EXPECT_EQ(next.counters.n_samples_seen, 400);
     EXPECT_EQ(next.counters.batch_count, 1);
     EXPECT_EQ(next.counters.weight_sum, 400.0);
-    EXPECT_EQ(diagnostics.solve_route, core::SolveRoute::cholesky);
+    EXPECT_EQ(diagnostics.solve_route, core::SolveRoute::lu);
     // The information matrix is symmetric and its intercept entry counts the rows with curvature.
     const std::int64_t d = 4;
     for (int i = 0; i < d; ++i)

@@ -13,9 +13,10 @@ namespace {
 struct Ladder {
     Workspace<double> workspace;
     explicit Ladder(std::int64_t d) { workspace.reserve(1, d, false, false); }
-    SolveRoute solve(std::int64_t d, const std::vector<double>& A, const std::vector<double>& b, std::vector<double>& x) {
+    SolveRoute solve(std::int64_t d, const std::vector<double>& A, const std::vector<double>& b, std::vector<double>& x,
+                     bool prefer_cholesky = true) {
         x.assign(d, 0.0);
-        return solve_with_fallback(d, A.data(), b.data(), x.data(), workspace);
+        return solve_with_fallback(d, A.data(), b.data(), x.data(), workspace, prefer_cholesky);
     }
 };
 }  // namespace
@@ -26,6 +27,12 @@ TEST(SolveLadder, SymmetricPositiveDefiniteUsesCholesky) {
     EXPECT_EQ(ladder.solve(2, A, b, x), SolveRoute::cholesky);
     EXPECT_NEAR(4 * x[0] + x[1], 1, 1e-14);
     EXPECT_NEAR(x[0] + 3 * x[1], 2, 1e-14);
+}
+
+TEST(SolveLadder, EngineDefaultUsesLuLikeTheReference) {
+    Ladder ladder(2);
+    std::vector<double> A{4, 1, 1, 3}, b{1, 2}, x;
+    EXPECT_EQ(ladder.solve(2, A, b, x, false), SolveRoute::lu);
 }
 
 TEST(SolveLadder, AsymmetricMatrixUsesLu) {
