@@ -35,6 +35,10 @@ BATCH_CASES = {
     "sparse-weight": (X0, Y0, sp.csr_matrix(W0.reshape(-1, 1)), TypeError, SPARSE),
     "complex-X": (X0 + 0j, Y0, None, ValidationError, "Complex data not supported for X"),
     "complex-X-object": (np.array([[1.0, 2.0, 1j]] * 8, dtype=object), Y0, None, ValidationError, "Complex data not supported for X"),
+    "complex-X-object-complex64": (
+        np.array([[1.0, 2.0, np.complex64(1j)]] * 8, dtype=object), Y0, None, ValidationError, "Complex data not supported for X",
+    ),
+    "complex-y-object": (X0, np.array([np.complex64(1 + 1j)] + [1.0] * 7, dtype=object), None, ValidationError, "Complex data not supported for y"),
     "complex-y": (X0, Y0 + 1j, None, ValidationError, "Complex data not supported for y"),
     "complex-weight": (X0, Y0, W0 + 0j, ValidationError, "Complex data not supported for sample_weight"),
     "cast-type-X": ([[object(), 1.0, 2.0]] * 8, Y0, None, TypeError, CAST_TYPE),

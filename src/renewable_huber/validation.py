@@ -41,7 +41,9 @@ def _to_array(value: Any, name: str, dtype: np.dtype, cast_message: str) -> np.n
         raw = np.asarray(value)
     except ValueError as exc:  # ragged nesting and similar
         raise ValidationError(cast_message) from exc
-    if raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.flat)):
+    if raw.dtype.kind == "c" or (
+        raw.dtype == object and any(isinstance(v, (complex, np.complexfloating)) for v in raw.flat)
+    ):
         raise ValidationError(f"Complex data not supported for {name}")
     try:
         array = raw.astype(dtype, copy=False)
