@@ -26,10 +26,11 @@ from renewable_huber import RenewableHuberRegressor  # noqa: E402
 from renewable_huber.integrations.sklearn import SklearnRenewableHuberRegressor  # noqa: E402
 
 
-def test_check_estimator_passes_with_no_expected_failures():
+@pytest.mark.parametrize("params", [{}, {"backend": "numpy"}], ids=["auto", "numpy"])
+def test_check_estimator_passes_with_no_expected_failures(params):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(SklearnRenewableHuberRegressor(max_iter=40), on_fail=None)
+        results = check_estimator(SklearnRenewableHuberRegressor(max_iter=40, **params), on_fail=None)
     results = list(results)
     assert len(results) > 30
     problems = []
