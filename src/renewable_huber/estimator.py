@@ -303,6 +303,38 @@ class RenewableHuberRegressor:
         self.__dict__.update(fitted)
         self._stream = stream
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the stream as host arrays plus the backend's name: engines
+        (native handles, device memory) are rebuilt on unpickling."""
+        attributes = dict(self.__dict__)
+        stream = attributes.pop("_stream", None)
+        if stream is not None:
+            backend = stream.backend
+            attributes["_pickled_stream"] = {
+                "backend": (backend.name, backend.device, stream.dtype, self.n_jobs),
+                "state": backend.to_host_state(stream.state),
+                "feature_names": stream.feature_names,
+                "diagnostics": stream.diagnostics,
+                "auto_dispatch": stream.auto_dispatch,
+            }
+        return attributes
+
+    def __setstate__(self, attributes: dict[str, Any]) -> None:
+        attributes = dict(attributes)
+        pickled = attributes.pop("_pickled_stream", None)
+        self.__dict__.update(attributes)
+        if pickled is not None:
+            backend = create_backend(*pickled["backend"])
+            self._stream = _Stream(
+                backend,
+                backend.as_backend_state(pickled["state"]),
+                pickled["feature_names"],
+                pickled["diagnostics"],
+                pickled["auto_dispatch"],
+                pickled["backend"][2],
+            )
+
     # ------------------------------------------------------------------ prediction
     def _fitted_stream(self) -> _Stream:
         stream = self.__dict__.get("_stream")
