@@ -93,7 +93,6 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     objective.bandwidth = static_cast<T>(h);
     objective.ridge = static_cast<T>(config.ridge);
     objective.workspace = &ws;
-    objective.reset_gram_cache();
 
     // 3. Solve.
     core::UpdateDiagnostics diagnostics;
@@ -115,7 +114,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     // 4. Close the batch: J_new = J_prev + Z' diag(w kappa(r_hat)) Z, with r_hat
     //    the exact residual the solver kept for the returned theta.
     T* gram = ws.gram.data();
-    objective.information_gram(ws.residual.data(), gram);
+    objective.weighted_gram(ws.residual.data(), gram);
     for (std::int64_t k = 0; k < d * d; ++k) next.information[k] = state.information[k] + gram[k];
     std::copy(ws.theta.data(), ws.theta.data() + d, next.coefficients);
     next.counters = state.counters;

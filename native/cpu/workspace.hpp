@@ -16,21 +16,15 @@ class Workspace {
 public:
     // Row-sized buffers (n) and design-sized buffers (n x d).
     std::vector<T> design;            // Z = [X, 1] when fitting an intercept
-    std::vector<T> weighted_design;   // rows sqrt(w kappa) z_i with non-zero weight
+    std::vector<T> weighted_design;   // Z * (w kappa(r)), row-scaled design for the Gram
     std::vector<T> unit_weights;      // all ones when sample_weight is absent
     std::vector<T> residual;          // r = y - Z theta
     std::vector<T> candidate_residual;
     std::vector<T> design_step;       // Z step, for O(n) backtracking
     std::vector<T> weighted_score;    // w * score(r)
-    std::vector<T> curvature, next_curvature;  // w * kappa(r) behind the cached Gram, and the new one
     // Parameter-sized buffers (d) and matrices (d x d).
     std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
     std::vector<T> newton_matrix, gram, factor;
-    // The weighted Gram of this batch is kept (upper triangle in `gram_upper`)
-    // and updated by the rows whose curvature weight changed.
-    std::vector<T> gram_upper;
-    bool gram_valid = false;
-    int gram_incremental_updates = 0;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
 
