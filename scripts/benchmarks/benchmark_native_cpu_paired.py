@@ -1,0 +1,162 @@
+"""Paired, interleaved benchmark of backend="native_cpu" against "numpy"
+through the public estimator API (PERFORMANCE.md): per round both engines fit
+the same stream (order alternating A B / B A), steady lifecycle (one model,
+state reset outside the timer), and the quoted number is the median of the
+per-round ratios numpy_time / native_time.
+
+    .venv/bin/python scripts/benchmarks/benchmark_native_cpu_paired.py \
+        --rounds 9 --out docs/benchmarks/native_cpu_paired.json [--classes latency reference]
+
+Writes schema "renewable-huber-shape-sweep" version 2 records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+import warnings
+
+import numpy as np
+
+from renewable_huber import RenewableHuberRegressor
+
+CLASSES = {
+    "latency": (4096, 16, 4096),
+    "reference": (100_000, 90, 32_768),
+    "wide": (16_384, 256, 4096),
+    "streaming": (1_000_000, 32, 65_536),
+    "latency-smoke": (2048, 8, 1024),
+    "reference-smoke": (8192, 32, 4096),
+}
+
+
+def make_stream(samples, features, batch, dtype, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(samples, features))
+    coef = rng.normal(size=features)
+    y = X @ coef + rng.normal(scale=0.2, size=samples)
+    if samples >= 100:
+        every = max(100, samples // 100)
+        y[::every] += rng.normal(scale=8.0, size=len(y[::every]))
+    X, y = X.astype(dtype), y.astype(dtype)
+    batches = [(X[i : i + batch], y[i : i + batch]) for i in range(0, samples, batch)]
+    digest = hashlib.sha256()
+    for bx, by in batches:
+        for a in (bx, by):
+            digest.update(a.dtype.str.encode())
+            digest.update(repr(a.shape).encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+    return batches, digest.hexdigest()
+
+
+def run_stream(model, batches):
+    model._reset_for_benchmark() if hasattr(model, "_reset_for_benchmark") else None
+    start = time.perf_counter()
+    converged, iterations = True, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for bx, by in batches:
+            model.partial_fit(bx, by)
+            converged &= bool(model.diagnostics_.converged)
+            iterations += int(model.diagnostics_.iterations)
+    return time.perf_counter() - start, converged, iterations
+
+
+def fresh(backend, dtype, penalty, n_jobs):
+    return RenewableHuberRegressor(backend=backend, device="cpu", dtype=dtype, penalty=penalty, n_jobs=n_jobs)
+
+
+def environment():
+    import _renewable_huber_native_cpu as native
+    from threadpoolctl import threadpool_info
+
+    def git_revision():
+        try:
+            return subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip()
+        except Exception:
+            return "unavailable"
+
+    cpu = "unavailable"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except Exception:
+        pass
+    return {
+        "git_revision": git_revision(),
+        "python": platform.python_version(),
+        "os": platform.platform(),
+        "cpu_model": cpu,
+        "cores": os.cpu_count(),
+        "numpy": np.__version__,
+        "numpy_blas": [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads", "filepath")}
+                       for i in threadpool_info()],
+        "thread_env": {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS") or k.startswith("OPENBLAS")},
+        "native_cpu": {"version": native.__version__, "abi": native.ABI_VERSION, "blas_provider": native.blas_provider(),
+                       "blas_config": native.blas_config(), "blas_threads": native.blas_threads()},
+        "native_cuda": "unavailable", "cupy": "unavailable", "cuda_runtime": "unavailable", "gpu": "unavailable",
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--classes", nargs="+", default=["latency", "reference", "wide", "streaming"])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--warmups", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+
+    cases = []
+    for name in args.classes:
+        samples, features, batch = CLASSES[name]
+        for dtype in args.dtypes:
+            batches, sha = make_stream(samples, features, batch, dtype, args.seed)
+            for penalty in args.penalties:
+                models = {b: fresh(b, dtype, penalty, args.n_jobs) for b in ("numpy", "native_cpu")}
+                timings = {b: [] for b in models}
+                info = {}
+                for b, model in models.items():  # warm-up (outside the timings)
+                    for _ in range(args.warmups):
+                        model = models[b] = fresh(b, dtype, penalty, args.n_jobs)
+                        run_stream(model, batches)
+                for r in range(args.rounds):
+                    order = ("numpy", "native_cpu") if r % 2 == 0 else ("native_cpu", "numpy")
+                    for b in order:
+                        model = fresh(b, dtype, penalty, args.n_jobs)  # construction is cheap; state empty
+                        seconds, converged, iterations = run_stream(model, batches)
+                        timings[b].append(seconds)
+                        info[b] = (converged, iterations)
+                ratios = [a / b for a, b in zip(timings["numpy"], timings["native_cpu"])]
+                case = {"class": name, "shape": [samples, features], "batch": batch, "dataset_seed": args.seed,
+                        "dataset_sha256": sha, "dtype": dtype, "penalty": penalty, "lifecycle": "steady",
+                        "operation": "partial_fit stream", "median_ratio_numpy_over_native": float(np.median(ratios)),
+                        "ratios": ratios, "engines": {}}
+                for b in models:
+                    t = np.array(timings[b])
+                    case["engines"][b] = {"timings_s": t.tolist(), "median_s": float(np.median(t)),
+                                          "min_s": float(t.min()), "max_s": float(t.max()),
+                                          "throughput_rows_per_s": samples / float(np.median(t)),
+                                          "iterations": info[b][1], "all_batches_converged": info[b][0]}
+                cases.append(case)
+                print(f"{name:10s} {dtype} {penalty:4s} numpy {np.median(timings['numpy'])*1e3:9.2f} ms  "
+                      f"native {np.median(timings['native_cpu'])*1e3:9.2f} ms  ratio {np.median(ratios):6.2f}x", flush=True)
+    record = {"schema": "renewable-huber-shape-sweep", "schema_version": 2, "environment": environment(),
+              "arguments": {"warmups": args.warmups, "repeats": args.rounds, "max_iter": 100, "tol": 1e-6,
+                            "seed": args.seed, "lifecycles": ["steady"], "operations": ["partial_fit stream"],
+                            "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs},
+              "cases": cases}
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(record, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
