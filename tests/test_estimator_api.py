@@ -398,3 +398,24 @@ def test_fitted_model_survives_pickle(backend, make_data):
     clone.partial_fit(X[40:], y[40:])
     model.partial_fit(X[40:], y[40:])
     np.testing.assert_array_equal(clone.state_.coefficients, model.state_.coefficients)
+
+
+def test_fit_reuses_the_engine_of_the_previous_stream_only_when_its_signature_matches():
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(50, 2)), rng.normal(size=50)
+    model = RenewableHuberRegressor(backend="numpy").fit(X, y)
+    engine = model._stream.backend
+    model.fit(X, y)
+    assert model._stream.backend is engine  # warm workspaces are kept across streams
+    model.set_params(dtype="float32").fit(X, y)
+    assert model._stream.backend is not engine
+    assert model.coef_.dtype == np.float32
+
+
+def test_finite_check_catches_values_whose_sum_overflows_and_nan_among_them():
+    from renewable_huber.validation import all_finite
+
+    assert all_finite(np.array([1e308, 1e308]))  # the sum overflows, the values are finite
+    assert not all_finite(np.array([1e308, 1e308, np.nan]))
+    assert not all_finite(np.array([np.inf, -np.inf]))
+    assert all_finite(np.zeros((3, 0)))

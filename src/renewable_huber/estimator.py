@@ -176,7 +176,7 @@ class RenewableHuberRegressor:
         new model replaces the old one only when the whole update succeeded.
         """
         params = self._validated_params()
-        backend, auto_pending = self._resolve_backend(params)
+        backend, auto_pending = self._resolve_backend(params, reuse=self._current_backend())
         self._absorb(params, None, backend, auto_pending, X, y, sample_weight)
         return self
 
@@ -198,14 +198,32 @@ class RenewableHuberRegressor:
         if params["dtype"] != stream.dtype:
             raise ValidationError("dtype cannot change during a stream; call fit or reset first")
 
-    def _resolve_backend(self, params: Mapping[str, Any]) -> tuple[Any, bool]:
+    def _current_backend(self) -> Any:
+        stream = self.__dict__.get("_stream")
+        return None if stream is None else stream.backend
+
+    @staticmethod
+    def _make_backend(name: str, params: Mapping[str, Any], reuse: Any = None) -> Any:
+        """A backend for ``name``; an engine of the previous stream with the same
+        name, dtype and threads is reused (its workspaces are warm)."""
+        signature = (name, params["device"], params["dtype"], params["n_jobs"])
+        if reuse is not None and getattr(reuse, "signature", None) == signature:
+            return reuse
+        backend = create_backend(name, params["device"], params["dtype"], params["n_jobs"])
+        try:
+            backend.signature = signature
+        except AttributeError:  # a backend without instance attributes is simply not reused
+            pass
+        return backend
+
+    def _resolve_backend(self, params: Mapping[str, Any], reuse: Any = None) -> tuple[Any, bool]:
         """(backend object or None, whether the CPU auto selector must still choose)."""
         name, device = params["backend"], params["device"]
         if name == "auto":
             if device == "cuda" or str(device).startswith("cuda:"):
-                return create_backend(choose_gpu_backend(), device, params["dtype"], params["n_jobs"]), False
+                return self._make_backend(choose_gpu_backend(), params, reuse), False
             return None, True
-        return create_backend(name, device, params["dtype"], params["n_jobs"]), False
+        return self._make_backend(name, params, reuse), False
 
     def _validate_batch(
         self, params: Mapping[str, Any], stream: Optional[_Stream], X: Any, y: Any, sample_weight: Any
@@ -235,7 +253,7 @@ class RenewableHuberRegressor:
         X_array, y_array, weights, names = self._validate_batch(params, stream, X, y, sample_weight)
         auto_dispatch = stream.auto_dispatch if stream is not None else None
         if auto_pending:
-            backend, auto_dispatch = self._choose_cpu_engine(params, X_array)
+            backend, auto_dispatch = self._choose_cpu_engine(params, X_array, self._current_backend())
         if stream is None:
             state = backend.as_backend_state(
                 RenewableHuberState.empty(X_array.shape[1], params["fit_intercept"], params["dtype"])
@@ -265,11 +283,11 @@ class RenewableHuberRegressor:
                 stacklevel=3,
             )
 
-    def _choose_cpu_engine(self, params: Mapping[str, Any], X: np.ndarray) -> tuple[Any, dict]:
+    def _choose_cpu_engine(self, params: Mapping[str, Any], X: np.ndarray, reuse: Any) -> tuple[Any, dict]:
         n_parameters = X.shape[1] + int(params["fit_intercept"])
         name, record = choose_cpu_backend(X.shape[0], n_parameters, params["dtype"], params["penalty"], params["n_jobs"])
         try:
-            return create_backend(name, "cpu", params["dtype"], params["n_jobs"]), record
+            return self._make_backend(name, dict(params, device="cpu"), reuse), record
         except Exception as exc:  # an auto-chosen engine that cannot be built falls back
             if name == "numpy":
                 raise

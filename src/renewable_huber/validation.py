@@ -54,8 +54,21 @@ def _to_array(value: Any, name: str, dtype: np.dtype, cast_message: str) -> np.n
     return array
 
 
+def all_finite(array: np.ndarray) -> bool:
+    """True when no element is NaN or infinite.
+
+    A finite sum proves it (NaN and inf propagate through addition) without
+    the boolean temporary; only a non-finite sum (which finite values can also
+    give, by overflow) pays for the elementwise check.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.add.reduce(array, axis=None)):
+            return True
+    return bool(np.isfinite(array).all())
+
+
 def _require_finite(array: np.ndarray, name: str) -> None:
-    if not np.all(np.isfinite(array)):
+    if not all_finite(array):
         raise ValidationError(f"{name} must not contain NaN or infinite values")
 
 
