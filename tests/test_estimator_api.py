@@ -407,7 +407,8 @@ def test_fit_reuses_the_engine_of_the_previous_stream_only_when_its_signature_ma
     engine = model._stream.backend
     model.fit(X, y)
     assert model._stream.backend is engine  # warm workspaces are kept across streams
-    model.set_params(dtype="float32").fit(X, y)
+    model.dtype = "float32"  # attribute assignment keeps the stream, so reuse is considered
+    model.fit(X, y)
     assert model._stream.backend is not engine
     assert model.coef_.dtype == np.float32
 
