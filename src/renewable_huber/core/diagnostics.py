@@ -25,6 +25,9 @@ class UpdateDiagnostics:
     used_regularized_fallback : bool
         True when any Newton system of this batch was singular and was solved
         by the minimum-norm least-squares fallback.
+    solve_route : str
+        How the Newton systems were solved: "cholesky", "lu", "least_squares"
+        (the fallback ran at least once), or "none" (penalty "l1" solves none).
     """
 
     iterations: int
@@ -33,6 +36,7 @@ class UpdateDiagnostics:
     lambda_value: float
     bandwidth: float
     used_regularized_fallback: bool = False
+    solve_route: str = "none"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -97,5 +97,6 @@ def renewable_update(
         lambda_value=lam,
         bandwidth=h,
         used_regularized_fallback=result.used_fallback,
+        solve_route="none" if config.penalty == "l1" else ("least_squares" if result.used_fallback else "lu"),
     )
     return next_state, diagnostics
