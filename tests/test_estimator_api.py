@@ -276,9 +276,12 @@ def test_diagnostics_fields_for_penalty_none(make_data):
         model.fit(X, y, sample_weight=w)
     diag = model.diagnostics_
     assert isinstance(diag, UpdateDiagnostics)
+    # the six contract fields first, in order; solve_route is our addition
     assert [f.name for f in dataclasses.fields(diag)] == [
         "iterations", "converged", "objective", "lambda_value", "bandwidth", "used_regularized_fallback",
+        "solve_route",
     ]
+    assert diag.solve_route == "lu"
     with pytest.raises(dataclasses.FrozenInstanceError):
         diag.iterations = 3  # type: ignore[misc]
     assert type(diag.iterations) is int and diag.iterations >= 1
