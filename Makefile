@@ -1,20 +1,24 @@
 # The two commands of the README:
-#   make run   - create/reuse .venv, install everything, run the streaming demo
-#   make test  - create/reuse .venv, install everything with test deps, run every test
+#   make run   - create/reuse .venv, install everything (native engine included), run the streaming demo
+#   make test  - create/reuse .venv, install everything with test deps, run every test (CTest + pytest)
 PYTHON ?= python3
 VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.renewable-huber-installed
+NATIVE_STAMP := $(VENV)/.renewable-huber-native-cpu-installed
+NATIVE_SOURCES := $(shell find native -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.toml' \) -not -path 'native/build*') src/renewable_huber/_version.py
+CTEST_BUILD := native/build
+JOBS ?= 2
 
-.PHONY: run test setup clean
+.PHONY: run test setup native-ctest clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
 
-test: setup
+test: setup native-ctest
 	$(VPY) -m pytest
 
-setup: $(STAMP)
+setup: $(STAMP) $(NATIVE_STAMP)
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian install python3-venv"; exit 1; }
@@ -24,5 +28,17 @@ $(STAMP): $(VPY) pyproject.toml
 	$(VPY) -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The C++ CPU engine: build requirements from PyPI (and Debian when missing),
+# then the renewable-huber-native-cpu distribution into .venv.
+$(NATIVE_STAMP): $(STAMP) $(NATIVE_SOURCES) scripts/build_native_cpu.sh
+	RH_BUILD_JOBS=$(JOBS) bash scripts/build_native_cpu.sh $(VPY) --no-ctest
+	touch $@
+
+# GoogleTest suites of the C++ core and CPU engine.
+native-ctest: $(NATIVE_STAMP)
+	cmake -S native -B $(CTEST_BUILD) -G Ninja -DPython_EXECUTABLE=$(abspath $(VPY)) -DRH_BUILD_TESTS=ON -DRH_BUILD_PYTHON=OFF > /dev/null
+	cmake --build $(CTEST_BUILD) -j $(JOBS)
+	ctest --test-dir $(CTEST_BUILD) --output-on-failure
+
 clean:
-	rm -rf $(VENV) build native/build* .pytest_cache
+	rm -rf $(VENV) native/build native/build-python-cpu .pytest_cache
