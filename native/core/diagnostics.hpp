@@ -8,6 +8,14 @@ enum class SolveRoute : int { none = 0, cholesky = 1, lu = 2, least_squares = 3 
 
 const char* solve_route_name(SolveRoute route) noexcept;
 
+// Which kernels of the CPU engine ran the batch (docs/native-cpu.md):
+// reference_order mirrors the NumPy reference operation by operation (so it
+// reproduces line-search decisions made at the rounding noise floor); fast
+// is the same contract with a cheaper, differently rounded arithmetic.
+enum class KernelPath : int { reference_order = 0, fast = 1 };
+
+const char* kernel_path_name(KernelPath path) noexcept;
+
 struct UpdateDiagnostics {
     int iterations = 0;
     bool converged = false;
@@ -19,6 +27,13 @@ struct UpdateDiagnostics {
     int cholesky_solves = 0;
     int lu_solves = 0;
     int least_squares_solves = 0;
+    KernelPath kernel_path = KernelPath::reference_order;
+    // Fast path only: how the weighted Gram Z' diag(w kappa) Z was formed
+    // (full = gather + SYRK of every row with weight; incremental = SYRK of
+    // the rows whose weight changed), and how many rows those updates touched.
+    int gram_full_updates = 0;
+    int gram_incremental_updates = 0;
+    long long gram_changed_rows = 0;
 
     bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
 

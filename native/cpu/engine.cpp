@@ -7,6 +7,7 @@
 #include "core/schedules.hpp"
 #include "core/status.hpp"
 #include "cpu/damped_newton.hpp"
+#include "cpu/fast_path.hpp"
 #include "cpu/lamm.hpp"
 #include "cpu/pairwise_sum.hpp"
 #include "cpu/surrogate_objective.hpp"
@@ -53,11 +54,13 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
 
     ThreadPolicy::Scope thread_scope(threads_);
     Workspace<T>& ws = workspace_;
-    ws.reserve(n, d, config.fit_intercept, batch.sample_weight == nullptr);
+    const core::KernelPath path = choose_kernel_path(kernel_, n, d);
+    const bool fast_path = path == core::KernelPath::fast;
+    ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr);
 
     // 2. The batch design, weights and schedules.
     const T* design = batch.X;
-    if (config.fit_intercept) {
+    if (config.fit_intercept && !fast_path) {
         append_intercept_column(batch.X, n, p, ws.design.data());
         design = ws.design.data();
     }
@@ -74,6 +77,47 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         mask[j] = j < p ? T(1) : T(0);
         const T c = state.coefficients[j];
         history_direction[j] = (c > T(0) ? T(1) : (c < T(0) ? T(-1) : T(0))) * mask[j];
+    }
+
+    core::UpdateDiagnostics diagnostics;
+    diagnostics.lambda_value = lambda;
+    diagnostics.bandwidth = h;
+    diagnostics.kernel_path = path;
+    if (fast_path) {
+        fast::Problem<T> problem;
+        problem.rows = n;
+        problem.features = p;
+        problem.d = d;
+        problem.intercept = config.fit_intercept;
+        problem.X = batch.X;
+        problem.y = batch.y;
+        problem.w = weights;
+        problem.theta_prev = state.coefficients;
+        problem.information_prev = state.information;
+        problem.history_direction = history_direction;
+        problem.uses_history = config.penalty == core::Penalty::l1 && state.counters.n_samples_seen > 0;
+        problem.history_coefficient = weight_sum_before / weight_sum_after * state.counters.previous_lambda;
+        problem.weight_sum = weight_sum_after;
+        problem.tau = static_cast<T>(config.tau);
+        problem.bandwidth = static_cast<T>(h);
+        problem.ridge = static_cast<T>(config.ridge);
+        problem.ws = &ws;
+        fast::Gram<T> gram(problem);
+        SolverResult result;
+        if (config.penalty == core::Penalty::l1) {
+            result = fast::lamm(problem, mask, lambda, config.max_iter, config.tol);
+            double l1_norm = 0.0;
+            for (std::int64_t j = 0; j < d; ++j) l1_norm += std::fabs(static_cast<double>(ws.theta[j])) * mask[j];
+            diagnostics.objective = result.objective + lambda * l1_norm;
+        } else {
+            result = fast::damped_newton(problem, gram, config.max_iter, config.tol, diagnostics);
+            diagnostics.objective = result.objective;
+        }
+        diagnostics.iterations = result.iterations;
+        diagnostics.converged = result.converged;
+        fast::information_update(problem, gram, next.information, diagnostics);
+        finish(state, next, n, lambda, weight_sum_after);
+        return diagnostics;
     }
 
     SurrogateObjective<T> objective;
@@ -95,9 +139,6 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     objective.workspace = &ws;
 
     // 3. Solve.
-    core::UpdateDiagnostics diagnostics;
-    diagnostics.lambda_value = lambda;
-    diagnostics.bandwidth = h;
     SolverResult result;
     if (config.penalty == core::Penalty::l1) {
         result = lamm(objective, mask, lambda, config.max_iter, config.tol);
@@ -116,13 +157,20 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     T* gram = ws.gram.data();
     objective.weighted_gram(ws.residual.data(), gram);
     for (std::int64_t k = 0; k < d * d; ++k) next.information[k] = state.information[k] + gram[k];
-    std::copy(ws.theta.data(), ws.theta.data() + d, next.coefficients);
+    finish(state, next, n, lambda, weight_sum_after);
+    return diagnostics;
+}
+
+template <class T>
+void Engine<T>::finish(const core::StateView<T>& state, core::StateOutput<T>& next, std::int64_t rows, double lambda,
+                       double weight_sum_after) const {
+    const std::int64_t d = state.counters.n_parameters();
+    std::copy(workspace_.theta.data(), workspace_.theta.data() + d, next.coefficients);
     next.counters = state.counters;
-    next.counters.n_samples_seen += n;
+    next.counters.n_samples_seen += rows;
     next.counters.batch_count += 1;
     next.counters.previous_lambda = lambda;
     next.counters.weight_sum = weight_sum_after;
-    return diagnostics;
 }
 
 template <class T>

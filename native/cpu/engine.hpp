@@ -10,6 +10,7 @@
 #include "core/diagnostics.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
+#include "cpu/kernel_choice.hpp"
 #include "cpu/thread_policy.hpp"
 #include "cpu/workspace.hpp"
 
@@ -18,7 +19,8 @@ namespace rh::cpu {
 template <class T>
 class Engine {
 public:
-    explicit Engine(int n_jobs = kLibraryDefaultThreads) : threads_(n_jobs) {}
+    explicit Engine(int n_jobs = kLibraryDefaultThreads, KernelChoice kernel = KernelChoice::automatic)
+        : threads_(n_jobs), kernel_(kernel) {}
 
     // Absorbs `batch` into `state`, writing the next state into `next`
     // (coefficients d, information d x d; may not alias the inputs).
@@ -32,11 +34,17 @@ public:
                  T* out) const;
 
     int threads() const { return threads_.threads(); }
+    KernelChoice kernel() const noexcept { return kernel_; }
     const ThreadPolicy& thread_policy() const noexcept { return threads_; }
     std::int64_t workspace_allocations() const noexcept { return workspace_.allocation_events(); }
 
 private:
+    // Coefficients from the workspace and the counters of the next state.
+    void finish(const core::StateView<T>& state, core::StateOutput<T>& next, std::int64_t rows, double lambda,
+                double weight_sum_after) const;
+
     ThreadPolicy threads_;
+    KernelChoice kernel_;
     Workspace<T> workspace_;
 };
 

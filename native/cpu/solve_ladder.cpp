@@ -74,6 +74,53 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
     return core::SolveRoute::least_squares;
 }
 
+template <class T>
+core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws) {
+    const auto n = static_cast<blas::index_t>(d);
+    T* factor = ws.factor.data();
+    T* full = ws.newton_matrix_full.data();
+    // The mirrored matrix (its own transpose: row-major = column-major) and its 1-norm.
+    T norm = T(0);
+    for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = i; j < d; ++j) full[i * d + j] = full[j * d + i] = A[i * d + j];
+    for (std::int64_t i = 0; i < d; ++i) {
+        T row = T(0);
+        for (std::int64_t j = 0; j < d; ++j) row += std::fabs(full[i * d + j]);
+        norm = std::max(norm, row);
+    }
+    // Singular to working precision: the cutoff gelsd applies (rcond = eps d).
+    const T smallest_rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(d);
+    std::copy(full, full + d * d, factor);
+    if (blas::cholesky_factor(n, factor) == 0 &&
+        blas::cholesky_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()) > smallest_rcond) {
+        std::copy(b, b + d, x);
+        blas::cholesky_solve(n, factor, x);
+        if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
+    }
+    std::copy(full, full + d * d, factor);
+    if (blas::lu_factor(n, factor, ws.pivots.data()) == 0 &&
+        blas::lu_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()) > smallest_rcond) {
+        std::copy(b, b + d, x);
+        blas::lu_solve(n, factor, ws.pivots.data(), x);
+        if (core::all_finite(x, d)) return core::SolveRoute::lu;
+    }
+    std::copy(full, full + d * d, factor);
+    std::copy(b, b + d, x);
+    const auto info = blas::least_squares_solve(n, factor, x, smallest_rcond, ws.singular_values.data(),
+                                                ws.least_squares_work.data(),
+                                                static_cast<blas::index_t>(ws.least_squares_work.size()),
+                                                ws.least_squares_iwork.data());
+    if (info != 0 || !core::all_finite(x, d))
+        throw core::EngineError(core::Status::numerical_failure,
+                                "the Newton system could not be solved (SVD least squares did not converge)");
+    return core::SolveRoute::least_squares;
+}
+
+template core::SolveRoute solve_symmetric_with_fallback<float>(std::int64_t, const float*, const float*, float*,
+                                                               Workspace<float>&);
+template core::SolveRoute solve_symmetric_with_fallback<double>(std::int64_t, const double*, const double*,
+                                                                double*, Workspace<double>&);
+
 template core::SolveRoute solve_with_fallback<float>(std::int64_t, const float*, const float*, float*,
                                                      Workspace<float>&, bool);
 template core::SolveRoute solve_with_fallback<double>(std::int64_t, const double*, const double*, double*,

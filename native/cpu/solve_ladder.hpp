@@ -25,4 +25,18 @@ template <class T>
 core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& workspace,
                                      bool prefer_cholesky = false);
 
+// The fast path's ladder. A is d x d row-major and only its upper triangle
+// is read (the Newton matrix is symmetric by construction there). With
+// "singular to working precision" meaning a LAPACK 1-norm reciprocal
+// condition estimate (pocon/gecon) <= eps * d, the cutoff gelsd applies:
+//   1. Cholesky (potrf/potrs) when it succeeds, the matrix is not singular
+//      to working precision and the solution is finite;
+//   2. LU with partial pivoting on the same terms;
+//   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d).
+// Unlike the reference's LU (which only falls back on an exactly zero
+// pivot), a numerically singular system always takes the minimum-norm route.
+template <class T>
+core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A_upper, const T* b, T* x,
+                                               Workspace<T>& workspace);
+
 }  // namespace rh::cpu

@@ -12,12 +12,14 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         std::fill(unit_weights.begin(), unit_weights.end(), T(1));
     }
     grow(weighted_design, rows * d);
-    for (auto* buffer : {&residual, &candidate_residual, &design_step, &weighted_score})
+    for (auto* buffer : {&residual, &candidate_residual, &design_step, &weighted_score, &curvature, &gram_curvature})
         grow(*buffer, rows);
     for (auto* buffer : {&theta, &candidate, &step, &gradient, &shift, &scratch, &history_direction, &penalty_mask})
         grow(*buffer, d);
-    for (auto* buffer : {&newton_matrix, &gram, &factor}) grow(*buffer, d * d);
+    for (auto* buffer : {&newton_matrix, &gram, &factor, &newton_matrix_full}) grow(*buffer, d * d);
     grow(pivots, d);
+    grow(condition_work, 4 * d);
+    grow(condition_iwork, d);
     if (least_squares_size_ < d) {
         const auto sizes = blas::least_squares_workspace(static_cast<blas::index_t>(d), T{});
         grow(least_squares_work, sizes.work);

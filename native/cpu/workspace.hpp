@@ -22,11 +22,18 @@ public:
     std::vector<T> candidate_residual;
     std::vector<T> design_step;       // Z step, for O(n) backtracking
     std::vector<T> weighted_score;    // w * score(r)
+    // Fast path: w * kappa(r) at the current residual, and the weights the
+    // Gram in `gram` currently represents (its incremental updates add
+    // only the rows where the two differ). `weighted_design` doubles as the
+    // gather buffer of those updates.
+    std::vector<T> curvature, gram_curvature;
     // Parameter-sized buffers (d) and matrices (d x d).
     std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
-    std::vector<T> newton_matrix, gram, factor;
+    std::vector<T> newton_matrix, gram, factor, newton_matrix_full;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
+    std::vector<T> condition_work;                 // 4d, for the rcond estimates
+    std::vector<blas::index_t> condition_iwork;    // d
 
     void reserve(std::int64_t rows, std::int64_t parameters, bool needs_design_copy, bool needs_unit_weights);
 

@@ -46,6 +46,23 @@ rh::core::Penalty parse_penalty(const std::string& penalty) {
     return rh::core::Penalty::none;
 }
 
+rh::cpu::KernelChoice parse_kernel(const std::string& kernel) {
+    if (kernel == "auto") return rh::cpu::KernelChoice::automatic;
+    if (kernel == "reference_order") return rh::cpu::KernelChoice::reference_order;
+    if (kernel == "fast") return rh::cpu::KernelChoice::fast;
+    fail("kernel must be 'auto', 'reference_order' or 'fast'");
+    return rh::cpu::KernelChoice::automatic;
+}
+
+const char* kernel_choice_name(rh::cpu::KernelChoice kernel) {
+    switch (kernel) {
+        case rh::cpu::KernelChoice::automatic: return "auto";
+        case rh::cpu::KernelChoice::reference_order: return "reference_order";
+        case rh::cpu::KernelChoice::fast: return "fast";
+    }
+    return "unknown";
+}
+
 template <class T>
 std::pair<rh::core::UpdateDiagnostics, rh::core::StateCounters> update(
     rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
@@ -88,8 +105,12 @@ template <class T>
 void bind_engine(nb::module_& m, const char* name, const char* dtype) {
     using Engine = rh::cpu::Engine<T>;
     nb::class_<Engine>(m, name)
-        .def(nb::init<int>(), "n_jobs"_a = rh::cpu::kLibraryDefaultThreads,
-             "n_jobs: 0 = library default, -1 = all cores, k > 0 = exactly k threads")
+        .def(
+            "__init__",
+            [](Engine* self, int n_jobs, const std::string& kernel) { new (self) Engine(n_jobs, parse_kernel(kernel)); },
+            "n_jobs"_a = rh::cpu::kLibraryDefaultThreads, "kernel"_a = "auto",
+            "n_jobs: 0 = library default, -1 = all cores, k > 0 = exactly k threads; kernel: 'auto' (fast when "
+            "rows * d * d > FAST_KERNEL_THRESHOLD), 'reference_order' or 'fast'")
         .def("update", &update<T>, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a,
              "X"_a.noconvert(), "y"_a.noconvert(), "sample_weight"_a.noconvert().none(), "config"_a,
              "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(),
@@ -97,6 +118,7 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
         .def("predict", &predict<T>, "coefficients"_a.noconvert(), "n_features"_a, "fit_intercept"_a,
              "X"_a.noconvert(), "out"_a.noconvert())
         .def_prop_ro("threads", &Engine::threads)
+        .def_prop_ro("kernel", [](const Engine& e) { return std::string(kernel_choice_name(e.kernel())); })
         .def_prop_ro("workspace_allocations", &Engine::workspace_allocations)
         .def_prop_ro_static("dtype", [dtype](nb::handle) { return std::string(dtype); });
 }
@@ -107,6 +129,8 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     m.doc() = "renewable-huber C++ CPU engine";
     m.attr("__version__") = RH_VERSION_STRING;
     m.attr("ABI_VERSION") = RH_NATIVE_ABI_VERSION;
+    // rows * d * d above which kernel="auto" takes the fast path.
+    m.attr("FAST_KERNEL_THRESHOLD") = rh::cpu::kFastKernelThreshold;
 
     static PyObject* engine_error =
         PyErr_NewExceptionWithDoc("_renewable_huber_native_cpu.EngineError",
@@ -163,7 +187,12 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
         .def_ro("least_squares_solves", &rh::core::UpdateDiagnostics::least_squares_solves)
         .def_prop_ro("solve_route",
                      [](const rh::core::UpdateDiagnostics& d) { return std::string(solve_route_name(d.solve_route)); })
-        .def_prop_ro("used_least_squares_fallback", &rh::core::UpdateDiagnostics::used_least_squares_fallback);
+        .def_prop_ro("used_least_squares_fallback", &rh::core::UpdateDiagnostics::used_least_squares_fallback)
+        .def_prop_ro("kernel_path",
+                     [](const rh::core::UpdateDiagnostics& d) { return std::string(kernel_path_name(d.kernel_path)); })
+        .def_ro("gram_full_updates", &rh::core::UpdateDiagnostics::gram_full_updates)
+        .def_ro("gram_incremental_updates", &rh::core::UpdateDiagnostics::gram_incremental_updates)
+        .def_ro("gram_changed_rows", &rh::core::UpdateDiagnostics::gram_changed_rows);
 
     bind_engine<double>(m, "EngineFloat64", "float64");
     bind_engine<float>(m, "EngineFloat32", "float32");

@@ -82,6 +82,7 @@ def provider_info() -> dict[str, Any]:
         "blas_config": _native.blas_config(),
         "blas_threads": _native.blas_threads(),
         "available_cores": _native.available_cores(),
+        "fast_kernel_threshold": int(getattr(_native, "FAST_KERNEL_THRESHOLD", 0)),
     }
 
 
@@ -89,7 +90,7 @@ class NativeCpuBackend:
     name = "native_cpu"
     device = "cpu"
 
-    def __init__(self, dtype: str = "float64", n_jobs: Optional[int] = None) -> None:
+    def __init__(self, dtype: str = "float64", n_jobs: Optional[int] = None, kernel: str = "auto") -> None:
         self.dtype = np.dtype(dtype)
         engine_type = {np.dtype("float64"): _native.EngineFloat64, np.dtype("float32"): _native.EngineFloat32}.get(
             self.dtype
@@ -97,17 +98,27 @@ class NativeCpuBackend:
         if engine_type is None:
             raise ValidationError("dtype must be either 'float32' or 'float64'")
         try:
-            self._engine = engine_type(_n_jobs_code(n_jobs))
+            self._engine = engine_type(_n_jobs_code(n_jobs), kernel)
         except _native.EngineError as exc:
             raise _translate(exc) from None
         self._configs: dict[SolverConfig, Any] = {}
         #: solve route of the last update: "cholesky", "lu", "least_squares" ("none" before any)
         self.last_solve_route = "none"
+        #: kernel path of the last update: "reference_order" or "fast" ("none" before any);
+        #: kernel="auto" takes "fast" when rows * d * d > FAST_KERNEL_THRESHOLD
+        self.last_kernel_path = "none"
+        #: the engine's own diagnostics of the last update (solve/Gram counters), or None
+        self.last_native_diagnostics: Any = None
 
     @property
     def n_jobs(self) -> int:
         """Threads an update really uses (BLAS pool and fused loops together)."""
         return int(self._engine.threads)
+
+    @property
+    def kernel(self) -> str:
+        """The engine's kernel choice: "auto", "reference_order" or "fast"."""
+        return str(self._engine.kernel)
 
     @property
     def workspace_allocations(self) -> int:
@@ -170,6 +181,8 @@ class NativeCpuBackend:
         except _native.EngineError as exc:
             raise _translate(exc) from None
         self.last_solve_route = native_diagnostics.solve_route
+        self.last_kernel_path = native_diagnostics.kernel_path
+        self.last_native_diagnostics = native_diagnostics
         next_state = replace(
             state,
             coefficients=coefficients,

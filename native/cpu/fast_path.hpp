@@ -1,0 +1,510 @@
+// The fast kernel path (kernel_choice.hpp, docs/native-cpu.md): the same
+// contract as the reference-order path (ALGORITHM.md), arranged for speed
+// rather than for NumPy's rounding:
+//
+// * no design copy: Z = [X, 1] is never formed; the intercept column enters
+//   every product as a scalar (Z theta = X theta[:p] + theta[p],
+//   Z' s = (X' s, sum s));
+// * one O(n) pass per gradient evaluation forms w*score(r), w*kappa(r), the
+//   intercept sum and the count of rows whose Newton weight changed; the
+//   O(n p) products are BLAS GEMV;
+// * the weighted Gram Z' diag(w kappa) Z is a SYRK of the sqrt(c)-scaled rows
+//   with c > 0 (gathered), computed in full once and then updated
+//   incrementally: only rows whose c changed are re-added with
+//   sqrt(|delta|)-scaled rows and SYRK alpha = +1 / -1. A full recompute
+//   happens when the gram is not valid yet, when the changed rows are many
+//   (more than a quarter of the batch or half of the weighted rows) or after
+//   kMaxIncrementalUpdates incremental updates in a row (bounds drift). The
+//   information update J_new = J_prev + Z' diag(w kappa(r_hat)) Z starts
+//   from the last Newton Gram the same way;
+// * Newton systems: Cholesky first on the upper triangle, LU and SVD
+//   least squares as fallbacks (solve_symmetric_with_fallback);
+// * O(n) backtracking: Z step is formed once per Newton iteration; a trial
+//   t costs one pass over r + t * Z step, and the memory term is a
+//   quadratic in t with coefficients formed once per iteration.
+//
+// Its rounding differs from NumPy's, so where the reference's line search
+// decides at the noise floor (true decrease below one ulp of F) the two may
+// part by up to ~sqrt(eps |F| / lambda_min(H)); everywhere else they agree
+// within the contract tolerances (tests/backends/test_native_cpu.py).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "core/diagnostics.hpp"
+#include "cpu/blas_provider.hpp"
+#include "cpu/pairwise_sum.hpp"
+#include "cpu/solve_ladder.hpp"
+#include "cpu/solver_result.hpp"
+#include "cpu/workspace.hpp"
+
+namespace rh::cpu::fast {
+
+inline constexpr double kSmallestStep = 1e-8;
+inline constexpr int kMaxMajorizationTrials = 40;
+inline constexpr double kMajorizationSlack = 1e-12;
+inline constexpr double kSmallestPhi = 1e-8;
+// Incremental Gram updates allowed between two full recomputes.
+inline constexpr int kMaxIncrementalUpdates = 32;
+// Rows of one block of the O(n) passes: the inner loop is a SIMD reduction,
+// the block sums are added in order (error ~ (block / lanes + n / block) eps).
+inline constexpr std::int64_t kBlock = 256;
+
+template <class T>
+struct Problem {
+    std::int64_t rows = 0;
+    std::int64_t features = 0;  // p
+    std::int64_t d = 0;         // p + intercept
+    bool intercept = true;
+    const T* X = nullptr;       // rows x p, row-major (the caller's buffer)
+    const T* y = nullptr;
+    const T* w = nullptr;
+    const T* theta_prev = nullptr;
+    const T* information_prev = nullptr;  // J_prev, d x d
+    const T* history_direction = nullptr; // sign(theta_prev) * mask
+    bool uses_history = false;
+    double history_coefficient = 0.0;     // (Wprev / N) previous_lambda
+    double weight_sum = 1.0;              // N
+    T tau = T(1);
+    T bandwidth = T(1);
+    T ridge = T(0);
+    Workspace<T>* ws = nullptr;
+};
+
+// kappa(r) with the ramps as multiplications by 1 / (2h).
+template <class T>
+inline T curvature(T r, T tau, T h, T inverse_two_h) noexcept {
+    const T left_ramp = T(0.5) + (r + tau) * inverse_two_h;
+    const T right_ramp = T(0.5) - (r - tau) * inverse_two_h;
+    const T outer = r <= tau + h ? right_ramp : T(0);
+    const T inner = r < tau - h ? T(1) : outer;
+    const T lower = r <= -tau + h ? left_ramp : inner;
+    return r < -tau - h ? T(0) : lower;
+}
+
+template <class T>
+inline T loss(T r, T tau, T half_tau_squared) noexcept {
+    const T a = std::fabs(r);
+    return a <= tau ? (T(0.5) * r) * r : tau * a - half_tau_squared;
+}
+
+// ---------------------------------------------------------------- O(n) passes
+
+// out = y - (X theta[:p] + theta[p]).
+template <class T>
+void residual(const Problem<T>& P, const T* theta, T* out) {
+    blas::matvec(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(P.features), P.X, theta, out);
+    const T b = P.intercept ? theta[P.features] : T(0);
+    const T* y = P.y;
+#pragma omp simd
+    for (std::int64_t i = 0; i < P.rows; ++i) out[i] = y[i] - (out[i] + b);
+}
+
+// sum_i w_i loss(r_i + t dz_i) (t = 0: dz is not read).
+template <class T>
+double loss_sum(const Problem<T>& P, const T* r, const T* dz, T t) {
+    const T tau = P.tau, half_tau_squared = (T(0.5) * P.tau) * P.tau;
+    const T* w = P.w;
+    const std::int64_t n = P.rows;
+    T total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T block = T(0);
+        if (dz == nullptr) {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i], tau, half_tau_squared);
+        } else {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i] + t * dz[i], tau, half_tau_squared);
+        }
+        total += block;
+    }
+    return static_cast<double>(total);
+}
+
+struct ScoreSums {
+    double score_sum = 0.0;          // sum_i w_i score(r_i): the intercept's Z' s
+    std::int64_t changed = 0;        // rows with c_i != gram weight
+    std::int64_t weighted_rows = 0;  // rows with c_i > 0
+};
+
+// s = w * score(r); with kCurvature also c = w * kappa(r) and the counts
+// against the Gram's current weights `c_gram`.
+template <class T, bool kCurvature>
+ScoreSums score_pass(const Problem<T>& P, const T* r, T* s, T* c, const T* c_gram) {
+    const T tau = P.tau, h = P.bandwidth, inverse_two_h = T(1) / (T(2) * P.bandwidth);
+    const T* w = P.w;
+    const std::int64_t n = P.rows;
+    ScoreSums sums;
+    T total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T block = T(0);
+        std::int64_t changed = 0, weighted = 0;
+        if constexpr (kCurvature) {
+#pragma omp simd reduction(+ : block, changed, weighted)
+            for (std::int64_t i = begin; i < end; ++i) {
+                const T ri = r[i], wi = w[i];
+                const T si = wi * (ri < -tau ? -tau : (ri > tau ? tau : ri));
+                const T ci = wi * curvature(ri, tau, h, inverse_two_h);
+                s[i] = si;
+                c[i] = ci;
+                block += si;
+                changed += ci != c_gram[i] ? 1 : 0;
+                weighted += ci > T(0) ? 1 : 0;
+            }
+        } else {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) {
+                const T ri = r[i];
+                const T si = w[i] * (ri < -tau ? -tau : (ri > tau ? tau : ri));
+                s[i] = si;
+                block += si;
+            }
+        }
+        total += block;
+        sums.changed += changed;
+        sums.weighted_rows += weighted;
+    }
+    sums.score_sum = static_cast<double>(total);
+    return sums;
+}
+
+// ------------------------------------------------------------- d-sized parts
+
+template <class T>
+double dot(std::int64_t d, const T* a, const T* b) {
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+    return sum;
+}
+
+// The memory and history part of f at D = theta - theta_prev:
+// 0.5 D' J D / N - c D' s. Uses ws.shift and ws.scratch.
+template <class T>
+double memory_value(const Problem<T>& P, const T* theta) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t d = P.d;
+    T* shift = ws.shift.data();
+    T* scratch = ws.scratch.data();
+    for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - P.theta_prev[j];
+    blas::matvec(static_cast<blas::index_t>(d), static_cast<blas::index_t>(d), P.information_prev, shift, scratch);
+    double value = 0.5 * dot(d, shift, scratch) / P.weight_sum;
+    if (P.uses_history) value -= P.history_coefficient * dot(d, shift, P.history_direction);
+    return value;
+}
+
+template <class T>
+double objective_value(const Problem<T>& P, const T* theta, const T* r) {
+    return loss_sum<T>(P, r, nullptr, T(0)) / P.weight_sum + memory_value(P, theta);
+}
+
+// grad f from the scores s (and their sum) at theta.
+template <class T>
+void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum, T* out) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t d = P.d, p = P.features;
+    T* shift = ws.shift.data();
+    T* scratch = ws.scratch.data();
+    for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - P.theta_prev[j];
+    blas::matvec(static_cast<blas::index_t>(d), static_cast<blas::index_t>(d), P.information_prev, shift, scratch);
+    blas::matvec_transposed(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(p), P.X, s, out);
+    if (P.intercept) out[p] = static_cast<T>(score_sum);
+    const double inverse_n = 1.0 / P.weight_sum;
+    for (std::int64_t j = 0; j < d; ++j) {
+        double g = (static_cast<double>(scratch[j]) - static_cast<double>(out[j])) * inverse_n;
+        if (P.uses_history) g -= P.history_coefficient * static_cast<double>(P.history_direction[j]);
+        out[j] = static_cast<T>(g);
+    }
+}
+
+// Fills the lower triangle of a row-major matrix from its upper triangle.
+template <class T>
+void mirror_upper(std::int64_t d, T* A) {
+    for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = i + 1; j < d; ++j) A[j * d + i] = A[i * d + j];
+}
+
+// ------------------------------------------------------------ weighted Gram
+
+// ws.gram (upper triangle, row-major) = Z' diag(c_gram) Z, kept in step with
+// ws.gram_curvature (the weights it represents).
+template <class T>
+class Gram {
+public:
+    explicit Gram(const Problem<T>& problem) : P_(problem) {}
+
+    // Brings the Gram to the weights `ws.curvature` (whose change count
+    // against ws.gram_curvature and number of positive entries the caller's
+    // score_pass measured), then makes them the Gram's weights.
+    void refresh(const ScoreSums& sums, core::UpdateDiagnostics& diagnostics) {
+        Workspace<T>& ws = *P_.ws;
+        const std::int64_t n = P_.rows;
+        const bool full = !valid_ || sums.changed * 4 > n || sums.changed * 2 > sums.weighted_rows ||
+                          incremental_in_a_row_ >= kMaxIncrementalUpdates;
+        if (full) {
+            recompute(ws.curvature.data());
+            ++diagnostics.gram_full_updates;
+            incremental_in_a_row_ = 0;
+            valid_ = true;
+        } else if (sums.changed > 0) {
+            add_changes(ws.curvature.data(), ws.gram_curvature.data());
+            ++diagnostics.gram_incremental_updates;
+            diagnostics.gram_changed_rows += sums.changed;
+            ++incremental_in_a_row_;
+        }
+        std::swap(ws.curvature, ws.gram_curvature);
+    }
+
+    bool valid() const noexcept { return valid_; }
+
+    // Full recompute: every row with c > 0, scaled by sqrt(c), one SYRK.
+    void recompute(const T* c) {
+        Workspace<T>& ws = *P_.ws;
+        const std::int64_t n = P_.rows, p = P_.features, d = P_.d;
+        T* gathered = ws.weighted_design.data();
+        std::int64_t m = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            if (!(c[i] > T(0))) continue;
+            gather_row(i, std::sqrt(c[i]), gathered + m * d);
+            ++m;
+        }
+        (void)p;
+        blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(d), gathered, ws.gram.data());
+    }
+
+private:
+    void gather_row(std::int64_t i, T scale, T* out) const {
+        const std::int64_t p = P_.features;
+        const T* x = P_.X + i * p;
+#pragma omp simd
+        for (std::int64_t j = 0; j < p; ++j) out[j] = scale * x[j];
+        if (P_.intercept) out[p] = scale;
+    }
+
+    // Rows whose weight rose are gathered from the front of the buffer,
+    // rows whose weight fell from its back; two SYRK updates with alpha +-1.
+    void add_changes(const T* c_new, const T* c_old) {
+        Workspace<T>& ws = *P_.ws;
+        const std::int64_t n = P_.rows, d = P_.d;
+        T* gathered = ws.weighted_design.data();
+        std::int64_t rising = 0, falling = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const T delta = c_new[i] - c_old[i];
+            if (delta == T(0)) continue;
+            if (delta > T(0)) {
+                gather_row(i, std::sqrt(delta), gathered + rising * d);
+                ++rising;
+            } else {
+                ++falling;
+                gather_row(i, std::sqrt(-delta), gathered + (n - falling) * d);
+            }
+        }
+        const auto dd = static_cast<blas::index_t>(d);
+        if (rising > 0)
+            blas::gram_upper_accumulate(static_cast<blas::index_t>(rising), dd, gathered, T(1), ws.gram.data());
+        if (falling > 0)
+            blas::gram_upper_accumulate(static_cast<blas::index_t>(falling), dd, gathered + (n - falling) * d,
+                                        T(-1), ws.gram.data());
+    }
+
+    const Problem<T>& P_;
+    bool valid_ = false;
+    int incremental_in_a_row_ = 0;
+};
+
+// out (upper triangle) = (gram + J_prev) / N + ridge I.
+template <class T>
+void newton_matrix(const Problem<T>& P, const T* gram, T* out) {
+    const std::int64_t d = P.d;
+    const T inverse_n = static_cast<T>(1.0 / P.weight_sum);
+    const T* J = P.information_prev;
+    for (std::int64_t i = 0; i < d; ++i) {
+        for (std::int64_t j = i; j < d; ++j) out[i * d + j] = (gram[i * d + j] + J[i * d + j]) * inverse_n;
+        out[i * d + i] += P.ridge;
+    }
+}
+
+template <class T>
+double euclidean_norm(std::int64_t d, const T* x) {
+    return std::sqrt(dot(d, x, x));
+}
+
+// ------------------------------------------------------------------ solvers
+
+// Damped Newton (penalty "none"). On return ws.theta holds theta_hat,
+// ws.residual its residual; `gram` represents the weights of the last
+// Newton matrix.
+template <class T>
+SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, double tol,
+                           core::UpdateDiagnostics& diagnostics) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t n = P.rows, p = P.features, d = P.d;
+    T* theta = ws.theta.data();
+    T* candidate = ws.candidate.data();
+    T* step = ws.step.data();
+    T* g = ws.gradient.data();
+    T* r = ws.residual.data();
+    T* dz = ws.design_step.data();
+    T* s = ws.weighted_score.data();
+
+    std::copy(P.theta_prev, P.theta_prev + d, theta);
+    residual(P, theta, r);
+    double value = objective_value(P, theta, r);
+    const double inverse_n = 1.0 / P.weight_sum;
+
+    for (int iteration = 1; iteration <= max_iter; ++iteration) {
+        const ScoreSums sums = score_pass<T, true>(P, r, s, ws.curvature.data(), ws.gram_curvature.data());
+        gradient(P, theta, s, sums.score_sum, g);
+        gram.refresh(sums, diagnostics);
+        newton_matrix(P, ws.gram.data(), ws.newton_matrix.data());
+        diagnostics.record(solve_symmetric_with_fallback(d, ws.newton_matrix.data(), g, step, ws));
+
+        // Z step, once: the trial residual at t is r + t * dz.
+        blas::matvec(static_cast<blas::index_t>(n), static_cast<blas::index_t>(p), P.X, step, dz);
+        if (P.intercept) {
+            const T b = step[p];
+#pragma omp simd
+            for (std::int64_t i = 0; i < n; ++i) dz[i] += b;
+        }
+        // Memory and history terms along theta - t step: with D0 = theta -
+        // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
+        T* shift = ws.shift.data();
+        T* scratch = ws.scratch.data();
+        for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - P.theta_prev[j];
+        const auto dd = static_cast<blas::index_t>(d);
+        blas::matvec(dd, dd, P.information_prev, shift, scratch);  // J D0
+        const double a = dot(d, shift, scratch), b1 = dot(d, step, scratch);
+        blas::matvec(dd, dd, P.information_prev, step, scratch);    // J step
+        const double b2 = dot(d, shift, scratch), c = dot(d, step, scratch);
+        const double history0 = P.uses_history ? dot(d, shift, P.history_direction) : 0.0;
+        const double history1 = P.uses_history ? dot(d, step, P.history_direction) : 0.0;
+        auto memory_at = [&](double t) {
+            double m = 0.5 * (a - t * (b1 + b2) + t * t * c) * inverse_n;
+            if (P.uses_history) m -= P.history_coefficient * (history0 - t * history1);
+            return m;
+        };
+
+        bool accepted = false;
+        double t = 1.0, data_value = 0.0;
+        for (; t >= kSmallestStep; t /= 2.0) {
+            // A candidate that rounds to theta itself has f(candidate) = F: the
+            // plain-decrease test accepts it (as the reference does), with a
+            // zero change, i.e. convergence.
+            const T scaled = static_cast<T>(t);
+            bool same = true;
+            for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
+            if (same) return {iteration, true, value};
+            data_value = loss_sum(P, r, dz, scaled) * inverse_n;
+            if (data_value + memory_at(t) <= value) {
+                accepted = true;
+                break;
+            }
+        }
+        if (!accepted) return {iteration, false, value};
+
+        const T scaled = static_cast<T>(t);
+        for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
+#pragma omp simd
+        for (std::int64_t i = 0; i < n; ++i) r[i] = r[i] + scaled * dz[i];
+        for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // reuse as "diff"
+        const double change = euclidean_norm(d, step);
+        std::swap(ws.theta, ws.candidate);
+        theta = ws.theta.data();
+        candidate = ws.candidate.data();
+        // F of the accepted point as the next iteration's trials will see it:
+        // the data term of the residual kept, the memory term at the rounded
+        // theta (memory_at(t) used the unrounded theta - t step; in float32 the
+        // difference could exceed the last decreases and reject every trial).
+        value = data_value + memory_value(P, theta);
+        if (change <= tol * (1.0 + euclidean_norm(d, theta))) return {iteration, true, value};
+    }
+    return {max_iter, false, value};
+}
+
+template <class T>
+inline T soft_threshold(T v, T threshold) noexcept {
+    const T sign = v > T(0) ? T(1) : (v < T(0) ? T(-1) : T(0));
+    const T shrunk = std::fabs(v) - threshold;
+    return sign * (shrunk > T(0) ? shrunk : T(0));
+}
+
+// LAMM (penalty "l1"): each majorization trial costs one GEMV (Z diff) and
+// one O(n) pass; the gradient of an accepted point one GEMV' and one pass.
+template <class T>
+SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_value, int max_iter, double tol) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t n = P.rows, p = P.features, d = P.d;
+    T* theta = ws.theta.data();
+    T* candidate = ws.candidate.data();
+    T* change = ws.step.data();
+    T* g = ws.gradient.data();
+    T* dz = ws.design_step.data();
+    T* s = ws.weighted_score.data();
+
+    std::copy(P.theta_prev, P.theta_prev + d, theta);
+    residual(P, theta, ws.residual.data());
+    double value = objective_value(P, theta, ws.residual.data());
+    double phi = 1.0;
+    for (int iteration = 1; iteration <= max_iter; ++iteration) {
+        const ScoreSums sums = score_pass<T, false>(P, ws.residual.data(), s, nullptr, nullptr);
+        gradient(P, theta, s, sums.score_sum, g);
+        bool accepted = false;
+        double candidate_value = 0.0;
+        for (int trial = 0; trial < kMaxMajorizationTrials; ++trial) {
+            const T phi_ = static_cast<T>(phi);
+            const T threshold = static_cast<T>(lambda_value / phi);
+            for (std::int64_t j = 0; j < d; ++j) {
+                candidate[j] = soft_threshold(theta[j] - g[j] / phi_, threshold * penalty_mask[j]);
+                change[j] = candidate[j] - theta[j];
+            }
+            const double change_norm = euclidean_norm(d, change);
+            const double bound = value + dot(d, g, change) + (0.5 * phi) * (change_norm * change_norm);
+            // r(candidate) = r - Z change.
+            const T* r = ws.residual.data();
+            T* rc = ws.candidate_residual.data();
+            blas::matvec(static_cast<blas::index_t>(n), static_cast<blas::index_t>(p), P.X, change, dz);
+            const T b = P.intercept ? change[p] : T(0);
+#pragma omp simd
+            for (std::int64_t i = 0; i < n; ++i) rc[i] = r[i] - (dz[i] + b);
+            candidate_value = objective_value(P, candidate, rc);
+            if (candidate_value <= bound + kMajorizationSlack) {
+                accepted = true;
+                break;
+            }
+            phi *= 2.0;
+        }
+        if (!accepted) return {iteration, false, value};
+        std::swap(ws.theta, ws.candidate);
+        std::swap(ws.residual, ws.candidate_residual);
+        theta = ws.theta.data();
+        candidate = ws.candidate.data();
+        value = candidate_value;
+        phi = std::max(phi / 2.0, kSmallestPhi);
+        if (euclidean_norm(d, change) <= tol * (1.0 + euclidean_norm(d, theta))) return {iteration, true, value};
+    }
+    return {max_iter, false, value};
+}
+
+// The closing information update of the fast path: ws.gram is brought to
+// w kappa(r_hat) (incrementally from the last Newton Gram when cheaper),
+// then next = J_prev + gram (mirrored to the full matrix).
+template <class T>
+void information_update(const Problem<T>& P, Gram<T>& gram, T* next_information,
+                        core::UpdateDiagnostics& diagnostics) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t d = P.d;
+    const ScoreSums sums =
+        score_pass<T, true>(P, ws.residual.data(), ws.weighted_score.data(), ws.curvature.data(),
+                            ws.gram_curvature.data());
+    gram.refresh(sums, diagnostics);
+    T* G = ws.gram.data();
+    mirror_upper(d, G);
+    const T* J = P.information_prev;
+    for (std::int64_t k = 0; k < d * d; ++k) next_information[k] = J[k] + G[k];
+}
+
+}  // namespace rh::cpu::fast
