@@ -12,7 +12,9 @@
 #include "core/state_view.hpp"
 #include "cpu/blas_provider.hpp"
 #include "cpu/engine.hpp"
+#include "cpu/fast_kernels.hpp"
 #include "cpu/surrogate_objective.hpp"
+#include "cpu/thread_policy.hpp"
 
 namespace {
 
@@ -110,6 +112,81 @@ void gradient(benchmark::State& state) {
     }
 }
 
+// The fast path's full Gram: gather the sqrt(c)-scaled rows of [X, 1] (all
+// rows weighted here) + SYRK; compare with blas_syrk on the gathered matrix.
+template <class T>
+void fast_gram_full(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features), c(p.n, T(1));
+    for (std::int64_t i = 0; i < p.n; ++i)
+        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
+    rh::cpu::ThreadPolicy::Scope scope(policy);
+    for (auto _ : state) {
+        const auto m = rh::cpu::fast::gather_weighted_rows(p.n, features, true, X.data(), c.data(), p.weighted.data());
+        rh::cpu::blas::gram_upper(static_cast<rh::cpu::blas::index_t>(m), p.d, p.weighted.data(), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
+template <class T>
+void blas_syrk_threads(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
+    rh::cpu::ThreadPolicy::Scope scope(policy);
+    for (auto _ : state) {
+        rh::cpu::blas::gram_upper(p.n, p.d, p.weighted.data(), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
+// X v (rows x p) and X' s: the two GEMVs of every fast-path iteration.
+template <class T>
+void fast_matvec(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
+    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features, T(0.5));
+    for (auto _ : state) {
+        rh::cpu::blas::matvec(p.n, features, X.data(), p.theta.data(), p.out.data());
+        benchmark::DoNotOptimize(p.out.data());
+    }
+}
+
+template <class T>
+void fast_matvec_transposed(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
+    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features, T(0.5));
+    for (auto _ : state) {
+        rh::cpu::blas::matvec_transposed(p.n, features, X.data(), p.y.data(), p.out.data());
+        benchmark::DoNotOptimize(p.out.data());
+    }
+}
+
+template <class T>
+void fast_score_pass(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    std::vector<T> s(p.n), c(p.n), c_gram(p.n, T(1));
+    for (auto _ : state) {
+        auto sums = rh::cpu::fast::score_pass<T>(p.n, p.y.data(), p.w.data(), T(1.345), T(0.01), s.data(), c.data(),
+                                                 c_gram.data());
+        benchmark::DoNotOptimize(sums);
+    }
+}
+
+template <class T>
+void fast_loss_sum(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    for (auto _ : state)
+        benchmark::DoNotOptimize(
+            rh::cpu::fast::loss_sum<T>(p.n, p.y.data(), p.r.data(), T(0.5), p.w.data(), T(1.345)));
+}
+
 template <class T>
 void whole_update(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
@@ -123,7 +200,7 @@ void whole_update(benchmark::State& state) {
         for (std::int64_t j = 0; j < features; ++j) fitted += X[i * features + j] * T(0.1 * (j % 7));
         y[i] = fitted + p.y[i] * T(0.2);
     }
-    rh::cpu::Engine<T> engine;
+    rh::cpu::Engine<T> engine(static_cast<int>(state.range(4)), static_cast<rh::cpu::KernelChoice>(state.range(3)));
     rh::core::SolverConfig config;
     config.penalty = state.range(2) ? rh::core::Penalty::l1 : rh::core::Penalty::none;
     std::vector<T> coef(p.d, T(0)), info(p.d * p.d, T(0)), coef_out(p.d), info_out(p.d * p.d);
@@ -139,8 +216,16 @@ void whole_update(benchmark::State& state) {
 void shapes(benchmark::internal::Benchmark* b) {
     b->Args({4096, 16})->Args({32768, 90})->Args({4096, 256})->Args({65536, 32});
 }
+// (rows, features, penalty, kernel: 1 reference_order / 2 fast, threads)
 void update_shapes(benchmark::internal::Benchmark* b) {
-    for (int penalty : {0, 1}) b->Args({4096, 16, penalty})->Args({32768, 90, penalty});
+    for (int kernel : {1, 2})
+        for (int penalty : {0, 1})
+            b->Args({4096, 16, penalty, kernel, 1})->Args({32768, 90, penalty, kernel, 1})
+                ->Args({4096, 256, penalty, kernel, 1})->Args({65536, 32, penalty, kernel, 1});
+}
+void thread_shapes(benchmark::internal::Benchmark* b) {
+    for (int threads : {1, 2})
+        b->Args({4096, 16, threads})->Args({32768, 90, threads})->Args({4096, 256, threads})->Args({65536, 32, threads});
 }
 
 }  // namespace
@@ -154,6 +239,16 @@ BENCHMARK(blas_gemm<float>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(residual<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(objective_value<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(gradient<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_gram_full<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_syrk_threads<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_gram_full<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(blas_syrk_threads<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_matvec<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_matvec_transposed<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_matvec<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_matvec_transposed<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_score_pass<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(fast_loss_sum<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(whole_update<double>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(whole_update<float>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

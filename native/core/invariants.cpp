@@ -1,6 +1,28 @@
 #include "core/invariants.hpp"
 
+#include "core/multiversion.hpp"
+
 namespace rh::core {
+
+namespace {
+template <class T>
+inline bool all_finite_impl(const T* values, std::int64_t count) noexcept {
+    // An integer OR-reduction of "is not finite" vectorizes (a floating-point
+    // accumulation would not, without reassociation).
+    const T largest = std::numeric_limits<T>::max();
+    int not_finite = 0;
+#pragma omp simd reduction(| : not_finite)
+    for (std::int64_t i = 0; i < count; ++i) not_finite |= !(std::fabs(values[i]) <= largest);
+    return not_finite == 0;
+}
+}  // namespace
+
+RH_MULTIVERSION bool all_finite(const float* values, std::int64_t count) noexcept {
+    return all_finite_impl(values, count);
+}
+RH_MULTIVERSION bool all_finite(const double* values, std::int64_t count) noexcept {
+    return all_finite_impl(values, count);
+}
 
 void check_config(const SolverConfig& c) {
     auto fail = [](const char* message) { throw EngineError(Status::invalid_argument, message); };

@@ -19,15 +19,10 @@ void check_config(const SolverConfig& config);
 void check_counters(const StateCounters& counters);
 void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCounters& counters);
 
-template <class T>
-bool all_finite(const T* values, std::int64_t count) noexcept {
-    // An integer OR-reduction of "is not finite" vectorizes (a floating-point
-    // accumulation would not, without reassociation).
-    const T largest = std::numeric_limits<T>::max();
-    int not_finite = 0;
-    for (std::int64_t i = 0; i < count; ++i) not_finite |= !(std::fabs(values[i]) <= largest);
-    return not_finite == 0;
-}
+// True when every value is finite. Compiled for several instruction-set
+// levels (core/multiversion.hpp); it reads every X of every batch.
+bool all_finite(const float* values, std::int64_t count) noexcept;
+bool all_finite(const double* values, std::int64_t count) noexcept;
 
 template <class T>
 void check_state_values(const StateView<T>& state) {

@@ -36,7 +36,7 @@
 
 #include "core/diagnostics.hpp"
 #include "cpu/blas_provider.hpp"
-#include "cpu/pairwise_sum.hpp"
+#include "cpu/fast_kernels.hpp"
 #include "cpu/solve_ladder.hpp"
 #include "cpu/solver_result.hpp"
 #include "cpu/workspace.hpp"
@@ -49,9 +49,6 @@ inline constexpr double kMajorizationSlack = 1e-12;
 inline constexpr double kSmallestPhi = 1e-8;
 // Incremental Gram updates allowed between two full recomputes.
 inline constexpr int kMaxIncrementalUpdates = 32;
-// Rows of one block of the O(n) passes: the inner loop is a SIMD reduction,
-// the block sums are added in order (error ~ (block / lanes + n / block) eps).
-inline constexpr std::int64_t kBlock = 256;
 
 template <class T>
 struct Problem {
@@ -74,103 +71,27 @@ struct Problem {
     Workspace<T>* ws = nullptr;
 };
 
-// kappa(r) with the ramps as multiplications by 1 / (2h).
-template <class T>
-inline T curvature(T r, T tau, T h, T inverse_two_h) noexcept {
-    const T left_ramp = T(0.5) + (r + tau) * inverse_two_h;
-    const T right_ramp = T(0.5) - (r - tau) * inverse_two_h;
-    const T outer = r <= tau + h ? right_ramp : T(0);
-    const T inner = r < tau - h ? T(1) : outer;
-    const T lower = r <= -tau + h ? left_ramp : inner;
-    return r < -tau - h ? T(0) : lower;
-}
-
-template <class T>
-inline T loss(T r, T tau, T half_tau_squared) noexcept {
-    const T a = std::fabs(r);
-    return a <= tau ? (T(0.5) * r) * r : tau * a - half_tau_squared;
-}
-
 // ---------------------------------------------------------------- O(n) passes
 
 // out = y - (X theta[:p] + theta[p]).
 template <class T>
 void residual(const Problem<T>& P, const T* theta, T* out) {
     blas::matvec(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(P.features), P.X, theta, out);
-    const T b = P.intercept ? theta[P.features] : T(0);
-    const T* y = P.y;
-#pragma omp simd
-    for (std::int64_t i = 0; i < P.rows; ++i) out[i] = y[i] - (out[i] + b);
+    residual_from_product(P.rows, P.y, P.intercept ? theta[P.features] : T(0), out);
 }
 
-// sum_i w_i loss(r_i + t dz_i) (t = 0: dz is not read).
+// out = Z v = X v[:p] + v[p].
 template <class T>
-double loss_sum(const Problem<T>& P, const T* r, const T* dz, T t) {
-    const T tau = P.tau, half_tau_squared = (T(0.5) * P.tau) * P.tau;
-    const T* w = P.w;
-    const std::int64_t n = P.rows;
-    T total = T(0);
-    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
-        const std::int64_t end = std::min(n, begin + kBlock);
-        T block = T(0);
-        if (dz == nullptr) {
-#pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i], tau, half_tau_squared);
-        } else {
-#pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i] + t * dz[i], tau, half_tau_squared);
-        }
-        total += block;
-    }
-    return static_cast<double>(total);
+void design_product(const Problem<T>& P, const T* v, T* out) {
+    blas::matvec(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(P.features), P.X, v, out);
+    if (P.intercept) add_scalar(P.rows, v[P.features], out);
 }
 
-struct ScoreSums {
-    double score_sum = 0.0;          // sum_i w_i score(r_i): the intercept's Z' s
-    std::int64_t changed = 0;        // rows with c_i != gram weight
-    std::int64_t weighted_rows = 0;  // rows with c_i > 0
-};
-
-// s = w * score(r); with kCurvature also c = w * kappa(r) and the counts
-// against the Gram's current weights `c_gram`.
-template <class T, bool kCurvature>
-ScoreSums score_pass(const Problem<T>& P, const T* r, T* s, T* c, const T* c_gram) {
-    const T tau = P.tau, h = P.bandwidth, inverse_two_h = T(1) / (T(2) * P.bandwidth);
-    const T* w = P.w;
-    const std::int64_t n = P.rows;
-    ScoreSums sums;
-    T total = T(0);
-    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
-        const std::int64_t end = std::min(n, begin + kBlock);
-        T block = T(0);
-        std::int64_t changed = 0, weighted = 0;
-        if constexpr (kCurvature) {
-#pragma omp simd reduction(+ : block, changed, weighted)
-            for (std::int64_t i = begin; i < end; ++i) {
-                const T ri = r[i], wi = w[i];
-                const T si = wi * (ri < -tau ? -tau : (ri > tau ? tau : ri));
-                const T ci = wi * curvature(ri, tau, h, inverse_two_h);
-                s[i] = si;
-                c[i] = ci;
-                block += si;
-                changed += ci != c_gram[i] ? 1 : 0;
-                weighted += ci > T(0) ? 1 : 0;
-            }
-        } else {
-#pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) {
-                const T ri = r[i];
-                const T si = w[i] * (ri < -tau ? -tau : (ri > tau ? tau : ri));
-                s[i] = si;
-                block += si;
-            }
-        }
-        total += block;
-        sums.changed += changed;
-        sums.weighted_rows += weighted;
-    }
-    sums.score_sum = static_cast<double>(total);
-    return sums;
+template <class T>
+ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
+    Workspace<T>& ws = *P.ws;
+    return score_pass(P.rows, r, P.w, P.tau, P.bandwidth, ws.weighted_score.data(),
+                      with_curvature ? ws.curvature.data() : nullptr, ws.gram_curvature.data());
 }
 
 // ------------------------------------------------------------- d-sized parts
@@ -199,7 +120,7 @@ double memory_value(const Problem<T>& P, const T* theta) {
 
 template <class T>
 double objective_value(const Problem<T>& P, const T* theta, const T* r) {
-    return loss_sum<T>(P, r, nullptr, T(0)) / P.weight_sum + memory_value(P, theta);
+    return loss_sum<T>(P.rows, r, nullptr, T(0), P.w, P.tau) / P.weight_sum + memory_value(P, theta);
 }
 
 // grad f from the scores s (and their sum) at theta.
@@ -264,27 +185,12 @@ public:
     // Full recompute: every row with c > 0, scaled by sqrt(c), one SYRK.
     void recompute(const T* c) {
         Workspace<T>& ws = *P_.ws;
-        const std::int64_t n = P_.rows, p = P_.features, d = P_.d;
         T* gathered = ws.weighted_design.data();
-        std::int64_t m = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-            if (!(c[i] > T(0))) continue;
-            gather_row(i, std::sqrt(c[i]), gathered + m * d);
-            ++m;
-        }
-        (void)p;
-        blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(d), gathered, ws.gram.data());
+        const std::int64_t m = gather_weighted_rows(P_.rows, P_.features, P_.intercept, P_.X, c, gathered);
+        blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(P_.d), gathered, ws.gram.data());
     }
 
 private:
-    void gather_row(std::int64_t i, T scale, T* out) const {
-        const std::int64_t p = P_.features;
-        const T* x = P_.X + i * p;
-#pragma omp simd
-        for (std::int64_t j = 0; j < p; ++j) out[j] = scale * x[j];
-        if (P_.intercept) out[p] = scale;
-    }
-
     // Rows whose weight rose are gathered from the front of the buffer,
     // rows whose weight fell from its back; two SYRK updates with alpha +-1.
     void add_changes(const T* c_new, const T* c_old) {
@@ -292,17 +198,7 @@ private:
         const std::int64_t n = P_.rows, d = P_.d;
         T* gathered = ws.weighted_design.data();
         std::int64_t rising = 0, falling = 0;
-        for (std::int64_t i = 0; i < n; ++i) {
-            const T delta = c_new[i] - c_old[i];
-            if (delta == T(0)) continue;
-            if (delta > T(0)) {
-                gather_row(i, std::sqrt(delta), gathered + rising * d);
-                ++rising;
-            } else {
-                ++falling;
-                gather_row(i, std::sqrt(-delta), gathered + (n - falling) * d);
-            }
-        }
+        gather_changed_rows(n, P_.features, P_.intercept, P_.X, c_new, c_old, gathered, rising, falling);
         const auto dd = static_cast<blas::index_t>(d);
         if (rising > 0)
             blas::gram_upper_accumulate(static_cast<blas::index_t>(rising), dd, gathered, T(1), ws.gram.data());
@@ -342,7 +238,7 @@ template <class T>
 SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, double tol,
                            core::UpdateDiagnostics& diagnostics) {
     Workspace<T>& ws = *P.ws;
-    const std::int64_t n = P.rows, p = P.features, d = P.d;
+    const std::int64_t n = P.rows, d = P.d;
     T* theta = ws.theta.data();
     T* candidate = ws.candidate.data();
     T* step = ws.step.data();
@@ -357,19 +253,14 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     const double inverse_n = 1.0 / P.weight_sum;
 
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        const ScoreSums sums = score_pass<T, true>(P, r, s, ws.curvature.data(), ws.gram_curvature.data());
+        const ScoreSums sums = scores(P, r, true);
         gradient(P, theta, s, sums.score_sum, g);
         gram.refresh(sums, diagnostics);
         newton_matrix(P, ws.gram.data(), ws.newton_matrix.data());
         diagnostics.record(solve_symmetric_with_fallback(d, ws.newton_matrix.data(), g, step, ws));
 
         // Z step, once: the trial residual at t is r + t * dz.
-        blas::matvec(static_cast<blas::index_t>(n), static_cast<blas::index_t>(p), P.X, step, dz);
-        if (P.intercept) {
-            const T b = step[p];
-#pragma omp simd
-            for (std::int64_t i = 0; i < n; ++i) dz[i] += b;
-        }
+        design_product(P, step, dz);
         // Memory and history terms along theta - t step: with D0 = theta -
         // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
         T* shift = ws.shift.data();
@@ -398,7 +289,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             bool same = true;
             for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
             if (same) return {iteration, true, value};
-            data_value = loss_sum(P, r, dz, scaled) * inverse_n;
+            data_value = loss_sum(n, r, dz, scaled, P.w, P.tau) * inverse_n;
             if (data_value + memory_at(t) <= value) {
                 accepted = true;
                 break;
@@ -408,8 +299,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
 
         const T scaled = static_cast<T>(t);
         for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
-#pragma omp simd
-        for (std::int64_t i = 0; i < n; ++i) r[i] = r[i] + scaled * dz[i];
+        add_scaled(n, scaled, dz, r);
         for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // reuse as "diff"
         const double change = euclidean_norm(d, step);
         std::swap(ws.theta, ws.candidate);
@@ -450,7 +340,7 @@ SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_valu
     double value = objective_value(P, theta, ws.residual.data());
     double phi = 1.0;
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        const ScoreSums sums = score_pass<T, false>(P, ws.residual.data(), s, nullptr, nullptr);
+        const ScoreSums sums = scores(P, ws.residual.data(), false);
         gradient(P, theta, s, sums.score_sum, g);
         bool accepted = false;
         double candidate_value = 0.0;
@@ -467,9 +357,7 @@ SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_valu
             const T* r = ws.residual.data();
             T* rc = ws.candidate_residual.data();
             blas::matvec(static_cast<blas::index_t>(n), static_cast<blas::index_t>(p), P.X, change, dz);
-            const T b = P.intercept ? change[p] : T(0);
-#pragma omp simd
-            for (std::int64_t i = 0; i < n; ++i) rc[i] = r[i] - (dz[i] + b);
+            subtract_product(n, r, dz, P.intercept ? change[p] : T(0), rc);
             candidate_value = objective_value(P, candidate, rc);
             if (candidate_value <= bound + kMajorizationSlack) {
                 accepted = true;
@@ -497,9 +385,7 @@ void information_update(const Problem<T>& P, Gram<T>& gram, T* next_information,
                         core::UpdateDiagnostics& diagnostics) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t d = P.d;
-    const ScoreSums sums =
-        score_pass<T, true>(P, ws.residual.data(), ws.weighted_score.data(), ws.curvature.data(),
-                            ws.gram_curvature.data());
+    const ScoreSums sums = scores(P, ws.residual.data(), true);
     gram.refresh(sums, diagnostics);
     T* G = ws.gram.data();
     mirror_upper(d, G);

@@ -1,0 +1,176 @@
+#include "cpu/fast_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/multiversion.hpp"
+
+namespace rh::cpu::fast {
+
+namespace {
+
+// Rows per block of the reductions: SIMD partial sums inside a block, block
+// sums added in order (error ~ (block / lanes + n / block) eps).
+constexpr std::int64_t kBlock = 512;
+
+template <class T>
+inline T clip(T r, T tau) noexcept {
+    return r < -tau ? -tau : (r > tau ? tau : r);
+}
+
+template <class T>
+inline T curvature(T r, T tau, T h, T inverse_two_h) noexcept {
+    const T left_ramp = T(0.5) + (r + tau) * inverse_two_h;
+    const T right_ramp = T(0.5) - (r - tau) * inverse_two_h;
+    const T outer = r <= tau + h ? right_ramp : T(0);
+    const T inner = r < tau - h ? T(1) : outer;
+    const T lower = r <= -tau + h ? left_ramp : inner;
+    return r < -tau - h ? T(0) : lower;
+}
+
+template <class T>
+inline T loss(T r, T tau, T half_tau_squared) noexcept {
+    const T a = std::fabs(r);
+    return a <= tau ? (T(0.5) * r) * r : tau * a - half_tau_squared;
+}
+
+template <class T>
+inline void scaled_row(std::int64_t p, bool intercept, const T* x, T scale, T* out) noexcept {
+#pragma omp simd
+    for (std::int64_t j = 0; j < p; ++j) out[j] = scale * x[j];
+    if (intercept) out[p] = scale;
+}
+
+}  // namespace
+
+template <class T>
+RH_MULTIVERSION ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T tau, T h, T* s, T* c,
+                                     const T* c_gram) {
+    const T inverse_two_h = T(1) / (T(2) * h);
+    ScoreSums sums;
+    T total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T block = T(0);
+        if (c != nullptr) {
+            // Counts as T (exact below 2^24 per block): keeps the loop in one vector width.
+            T changed = T(0), weighted = T(0);
+#pragma omp simd reduction(+ : block, changed, weighted)
+            for (std::int64_t i = begin; i < end; ++i) {
+                const T ri = r[i], wi = w[i];
+                const T si = wi * clip(ri, tau);
+                const T ci = wi * curvature(ri, tau, h, inverse_two_h);
+                s[i] = si;
+                c[i] = ci;
+                block += si;
+                changed += ci != c_gram[i] ? T(1) : T(0);
+                weighted += ci > T(0) ? T(1) : T(0);
+            }
+            sums.changed += static_cast<std::int64_t>(changed);
+            sums.weighted_rows += static_cast<std::int64_t>(weighted);
+        } else {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) {
+                const T si = w[i] * clip(r[i], tau);
+                s[i] = si;
+                block += si;
+            }
+        }
+        total += block;
+    }
+    sums.score_sum = static_cast<double>(total);
+    return sums;
+}
+
+template <class T>
+RH_MULTIVERSION double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau) {
+    const T half_tau_squared = (T(0.5) * tau) * tau;
+    T total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T block = T(0);
+        if (dz == nullptr) {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i], tau, half_tau_squared);
+        } else {
+#pragma omp simd reduction(+ : block)
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i] + t * dz[i], tau, half_tau_squared);
+        }
+        total += block;
+    }
+    return static_cast<double>(total);
+}
+
+template <class T>
+RH_MULTIVERSION void residual_from_product(std::int64_t n, const T* y, T b, T* out) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) out[i] = y[i] - (out[i] + b);
+}
+
+template <class T>
+RH_MULTIVERSION void add_scalar(std::int64_t n, T b, T* x) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) x[i] += b;
+}
+
+template <class T>
+RH_MULTIVERSION void add_scaled(std::int64_t n, T t, const T* x, T* y) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) y[i] = y[i] + t * x[i];
+}
+
+template <class T>
+RH_MULTIVERSION void subtract_product(std::int64_t n, const T* r, const T* dz, T b, T* out) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) out[i] = r[i] - (dz[i] + b);
+}
+
+template <class T>
+RH_MULTIVERSION std::int64_t gather_weighted_rows(std::int64_t n, std::int64_t p, bool intercept, const T* X,
+                                                  const T* c, T* out) {
+    const std::int64_t d = p + (intercept ? 1 : 0);
+    std::int64_t m = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        if (!(c[i] > T(0))) continue;
+        scaled_row(p, intercept, X + i * p, std::sqrt(c[i]), out + m * d);
+        ++m;
+    }
+    return m;
+}
+
+template <class T>
+RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool intercept, const T* X,
+                                         const T* c_new, const T* c_old, T* out, std::int64_t& rising,
+                                         std::int64_t& falling) {
+    const std::int64_t d = p + (intercept ? 1 : 0);
+    std::int64_t up = 0, down = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const T delta = c_new[i] - c_old[i];
+        if (delta == T(0)) continue;
+        if (delta > T(0)) {
+            scaled_row(p, intercept, X + i * p, std::sqrt(delta), out + up * d);
+            ++up;
+        } else {
+            ++down;
+            scaled_row(p, intercept, X + i * p, std::sqrt(-delta), out + (n - down) * d);
+        }
+    }
+    rising = up;
+    falling = down;
+}
+
+#define RH_INSTANTIATE(T)                                                                                        \
+    template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
+    template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
+    template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
+    template void add_scalar<T>(std::int64_t, T, T*);                                                           \
+    template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \
+    template void subtract_product<T>(std::int64_t, const T*, const T*, T, T*);                                 \
+    template std::int64_t gather_weighted_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, T*);   \
+    template void gather_changed_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, const T*, T*,    \
+                                         std::int64_t&, std::int64_t&);
+RH_INSTANTIATE(float)
+RH_INSTANTIATE(double)
+#undef RH_INSTANTIATE
+
+}  // namespace rh::cpu::fast

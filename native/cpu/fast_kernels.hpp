@@ -1,0 +1,54 @@
+// The O(n) and gather kernels of the fast path (fast_path.hpp). Defined and
+// explicitly instantiated (float, double) in fast_kernels.cpp only, each
+// compiled for several instruction-set levels (core/multiversion.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace rh::cpu::fast {
+
+struct ScoreSums {
+    double score_sum = 0.0;          // sum_i w_i score(r_i): the intercept's Z' s
+    std::int64_t changed = 0;        // rows with c_i != the Gram's weight
+    std::int64_t weighted_rows = 0;  // rows with c_i > 0
+};
+
+// s = w * score(r); when c != nullptr also c = w * kappa(r) (ramps as
+// multiplications by 1/(2h)) and the counts against c_gram.
+template <class T>
+ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T tau, T h, T* s, T* c, const T* c_gram);
+
+// sum_i w_i loss(r_i + t dz_i) (dz == nullptr: sum_i w_i loss(r_i)), in T,
+// blockwise: SIMD partial sums of kBlock rows added in order.
+template <class T>
+double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau);
+
+// out_i = y_i - (out_i + b): turns out = X theta into the residual.
+template <class T>
+void residual_from_product(std::int64_t n, const T* y, T b, T* out);
+
+// x_i += b.
+template <class T>
+void add_scalar(std::int64_t n, T b, T* x);
+
+// y_i = y_i + t x_i.
+template <class T>
+void add_scaled(std::int64_t n, T t, const T* x, T* y);
+
+// out_i = r_i - (dz_i + b).
+template <class T>
+void subtract_product(std::int64_t n, const T* r, const T* dz, T b, T* out);
+
+// Rows i with c_i > 0 as sqrt(c_i) * [x_i, 1] (the 1 only with an
+// intercept), packed into out (m x d); returns m.
+template <class T>
+std::int64_t gather_weighted_rows(std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c, T* out);
+
+// Rows whose weight changed, as sqrt(|c_new - c_old|) * [x_i, 1]: rising
+// ones packed from the front of out (rows 0..rising-1), falling ones from
+// its back (rows n-falling..n-1). out has room for n rows of d.
+template <class T>
+void gather_changed_rows(std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c_new,
+                         const T* c_old, T* out, std::int64_t& rising, std::int64_t& falling);
+
+}  // namespace rh::cpu::fast
