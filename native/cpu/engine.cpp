@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "core/invariants.hpp"
 #include "core/schedules.hpp"
@@ -52,11 +53,19 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     if (next.coefficients == nullptr || next.information == nullptr)
         throw core::EngineError(core::Status::invalid_argument, "output state arrays must not be null");
 
-    ThreadPolicy::Scope thread_scope(threads_);
     Workspace<T>& ws = workspace_;
     const core::KernelPath path = choose_kernel_path(kernel_, n, d);
     const bool fast_path = path == core::KernelPath::fast;
-    ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr);
+    // Threads: the reference-order path sizes the BLAS pool (n_jobs); the
+    // fast path runs BLAS single-threaded and splits its row passes over
+    // the same number of threads on its own pool (no BLAS thread left
+    // spinning after the update).
+    const int threads = std::clamp(threads_.threads(), 1, fast::kMaxParts);
+    std::optional<ThreadPolicy::Scope> pool_scope;
+    std::optional<BlasThreadsScope> single_thread_scope;
+    if (fast_path) single_thread_scope.emplace(1);
+    else pool_scope.emplace(threads_);
+    ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
 
     // 2. The batch design, weights and schedules.
     const T* design = batch.X;
@@ -102,6 +111,8 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         problem.bandwidth = static_cast<T>(h);
         problem.ridge = static_cast<T>(config.ridge);
         problem.ws = &ws;
+        problem.pool = &pool_;
+        problem.threads = threads;
         fast::Gram<T> gram(problem);
         SolverResult result;
         if (config.penalty == core::Penalty::l1) {

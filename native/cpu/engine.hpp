@@ -12,6 +12,7 @@
 #include "core/state_view.hpp"
 #include "cpu/kernel_choice.hpp"
 #include "cpu/thread_policy.hpp"
+#include "cpu/worker_pool.hpp"
 #include "cpu/workspace.hpp"
 
 namespace rh::cpu {
@@ -37,6 +38,7 @@ public:
     KernelChoice kernel() const noexcept { return kernel_; }
     const ThreadPolicy& thread_policy() const noexcept { return threads_; }
     std::int64_t workspace_allocations() const noexcept { return workspace_.allocation_events(); }
+    int started_workers() const noexcept { return pool_.started_workers(); }
 
 private:
     // Coefficients from the workspace and the counters of the next state.
@@ -46,6 +48,7 @@ private:
     ThreadPolicy threads_;
     KernelChoice kernel_;
     Workspace<T> workspace_;
+    WorkerPool pool_;  // the fast path's row-parallel passes (started on first use)
 };
 
 extern template class Engine<float>;

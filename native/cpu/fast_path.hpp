@@ -39,6 +39,7 @@
 #include "cpu/fast_kernels.hpp"
 #include "cpu/solve_ladder.hpp"
 #include "cpu/solver_result.hpp"
+#include "cpu/worker_pool.hpp"
 #include "cpu/workspace.hpp"
 
 namespace rh::cpu::fast {
@@ -69,29 +70,116 @@ struct Problem {
     T bandwidth = T(1);
     T ridge = T(0);
     Workspace<T>* ws = nullptr;
+    // Row-parallel passes: up to `threads` parts on `pool` (BLAS itself runs
+    // single-threaded inside the fast path; see Engine::update).
+    WorkerPool* pool = nullptr;
+    mutable int threads = 1;
+    mutable int late_workers = 0;  // dispatches whose worker parts the caller had to run
 };
+
+// Elements (rows x columns) a part must have before a pass is split; below
+// it the dispatch costs more than it saves (measured, docs/native-cpu.md).
+inline constexpr int kMaxParts = 64;
+inline constexpr std::int64_t kParallelProductElements = std::int64_t{1} << 15;
+inline constexpr std::int64_t kParallelRows = std::int64_t{1} << 15;
+inline constexpr std::int64_t kParallelGramFlops = std::int64_t{1} << 19;
+
+template <class T>
+int parts_for(const Problem<T>& P, std::int64_t work, std::int64_t per_part) {
+    if (P.threads <= 1 || P.pool == nullptr) return 1;
+    const std::int64_t parts = std::min<std::int64_t>({P.threads, work / per_part, kMaxParts});
+    return parts < 2 ? 1 : static_cast<int>(parts);
+}
+
+// Runs the parts on the pool. Two dispatches in which the workers did not
+// show up (their cores busy elsewhere, e.g. with another library's spinning
+// BLAS threads) switch the rest of the update to one thread.
+template <class T, class Task>
+void run_parts(const Problem<T>& P, int parts, Task& task) {
+    if (!P.pool->run(parts, task) && ++P.late_workers >= 2) P.threads = 1;
+}
+
+// [begin, end) of part `part` of `parts` over n rows (multiples of 16 rows).
+inline void row_range(int part, int parts, std::int64_t n, std::int64_t& begin, std::int64_t& end) {
+    auto edge = [&](int k) {
+        if (k >= parts) return n;
+        const std::int64_t e = (n * k / parts) & ~std::int64_t{15};
+        return std::min(e, n);
+    };
+    begin = edge(part);
+    end = edge(part + 1);
+}
+
+// out[rows] = X[rows] v (each part one single-threaded GEMV on its rows).
+template <class T>
+void product_rows(const Problem<T>& P, const T* v, T* out) {
+    const int parts = parts_for(P, P.rows * P.features, kParallelProductElements);
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        if (end > begin)
+            blas::matvec(static_cast<blas::index_t>(end - begin), static_cast<blas::index_t>(P.features),
+                         P.X + begin * P.features, v, out + begin);
+    };
+    run_parts(P, parts, task);
+}
 
 // ---------------------------------------------------------------- O(n) passes
 
 // out = y - (X theta[:p] + theta[p]).
 template <class T>
 void residual(const Problem<T>& P, const T* theta, T* out) {
-    blas::matvec(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(P.features), P.X, theta, out);
+    product_rows(P, theta, out);
     residual_from_product(P.rows, P.y, P.intercept ? theta[P.features] : T(0), out);
 }
 
 // out = Z v = X v[:p] + v[p].
 template <class T>
 void design_product(const Problem<T>& P, const T* v, T* out) {
-    blas::matvec(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(P.features), P.X, v, out);
+    product_rows(P, v, out);
     if (P.intercept) add_scalar(P.rows, v[P.features], out);
 }
 
 template <class T>
 ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
     Workspace<T>& ws = *P.ws;
-    return score_pass(P.rows, r, P.w, P.tau, P.bandwidth, ws.weighted_score.data(),
-                      with_curvature ? ws.curvature.data() : nullptr, ws.gram_curvature.data());
+    T* c = with_curvature ? ws.curvature.data() : nullptr;
+    const int parts = parts_for(P, P.rows, kParallelRows);
+    if (parts == 1)
+        return score_pass(P.rows, r, P.w, P.tau, P.bandwidth, ws.weighted_score.data(), c, ws.gram_curvature.data());
+    ScoreSums partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        partial[part] = score_pass(end - begin, r + begin, P.w + begin, P.tau, P.bandwidth,
+                                   ws.weighted_score.data() + begin, c ? c + begin : nullptr,
+                                   ws.gram_curvature.data() + begin);
+    };
+    run_parts(P, parts, task);
+    ScoreSums total;
+    for (int k = 0; k < parts; ++k) {
+        total.score_sum += partial[k].score_sum;
+        total.changed += partial[k].changed;
+        total.weighted_rows += partial[k].weighted_rows;
+    }
+    return total;
+}
+
+// sum_i w_i loss(r_i + t dz_i), row-parallel for long batches.
+template <class T>
+double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
+    const int parts = parts_for(P, P.rows, kParallelRows);
+    if (parts == 1) return loss_sum(P.rows, r, dz, t, P.w, P.tau);
+    double partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        partial[part] = loss_sum(end - begin, r + begin, dz ? dz + begin : nullptr, t, P.w + begin, P.tau);
+    };
+    run_parts(P, parts, task);
+    double total = 0.0;
+    for (int k = 0; k < parts; ++k) total += partial[k];
+    return total;
 }
 
 // ------------------------------------------------------------- d-sized parts
@@ -120,7 +208,7 @@ double memory_value(const Problem<T>& P, const T* theta) {
 
 template <class T>
 double objective_value(const Problem<T>& P, const T* theta, const T* r) {
-    return loss_sum<T>(P.rows, r, nullptr, T(0), P.w, P.tau) / P.weight_sum + memory_value(P, theta);
+    return data_loss<T>(P, r, nullptr, T(0)) / P.weight_sum + memory_value(P, theta);
 }
 
 // grad f from the scores s (and their sum) at theta.
@@ -132,7 +220,25 @@ void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum,
     T* scratch = ws.scratch.data();
     for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - P.theta_prev[j];
     blas::matvec(static_cast<blas::index_t>(d), static_cast<blas::index_t>(d), P.information_prev, shift, scratch);
-    blas::matvec_transposed(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(p), P.X, s, out);
+    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    if (parts == 1) {
+        blas::matvec_transposed(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(p), P.X, s, out);
+    } else {  // part k's X' s over its rows into its own p entries, then the sum
+        T* partials = ws.partial_products.data();
+        auto task = [&](int part) {
+            std::int64_t begin, end;
+            row_range(part, parts, P.rows, begin, end);
+            T* target = part == 0 ? out : partials + (part - 1) * p;
+            if (end > begin)
+                blas::matvec_transposed(static_cast<blas::index_t>(end - begin), static_cast<blas::index_t>(p),
+                                        P.X + begin * p, s + begin, target);
+            else
+                std::fill(target, target + p, T(0));
+        };
+        run_parts(P, parts, task);
+        for (int k = 1; k < parts; ++k)
+            for (std::int64_t j = 0; j < p; ++j) out[j] += partials[(k - 1) * p + j];
+    }
     if (P.intercept) out[p] = static_cast<T>(score_sum);
     const double inverse_n = 1.0 / P.weight_sum;
     for (std::int64_t j = 0; j < d; ++j) {
@@ -186,8 +292,26 @@ public:
     void recompute(const T* c) {
         Workspace<T>& ws = *P_.ws;
         T* gathered = ws.weighted_design.data();
-        const std::int64_t m = gather_weighted_rows(P_.rows, P_.features, P_.intercept, P_.X, c, gathered);
-        blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(P_.d), gathered, ws.gram.data());
+        const std::int64_t n = P_.rows, d = P_.d;
+        const int parts = parts_for(P_, n * d * d, kParallelGramFlops);
+        // Part k gathers its rows' weighted rows at its own row offset and
+        // SYRKs them into its own Gram; the parts' upper triangles are added.
+        auto task = [&](int part) {
+            std::int64_t begin, end;
+            row_range(part, parts, n, begin, end);
+            T* block = gathered + begin * d;
+            const std::int64_t m =
+                gather_weighted_rows(end - begin, P_.features, P_.intercept, P_.X + begin * P_.features, c + begin, block);
+            T* target = part == 0 ? ws.gram.data() : ws.partial_grams.data() + (part - 1) * d * d;
+            blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(d), block, target);
+        };
+        run_parts(P_, parts, task);
+        T* G = ws.gram.data();
+        for (int k = 1; k < parts; ++k) {
+            const T* other = ws.partial_grams.data() + (k - 1) * d * d;
+            for (std::int64_t i = 0; i < d; ++i)
+                for (std::int64_t j = i; j < d; ++j) G[i * d + j] += other[i * d + j];
+        }
     }
 
 private:
@@ -289,7 +413,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             bool same = true;
             for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
             if (same) return {iteration, true, value};
-            data_value = loss_sum(n, r, dz, scaled, P.w, P.tau) * inverse_n;
+            data_value = data_loss(P, r, dz, scaled) * inverse_n;
             if (data_value + memory_at(t) <= value) {
                 accepted = true;
                 break;
@@ -356,7 +480,7 @@ SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_valu
             // r(candidate) = r - Z change.
             const T* r = ws.residual.data();
             T* rc = ws.candidate_residual.data();
-            blas::matvec(static_cast<blas::index_t>(n), static_cast<blas::index_t>(p), P.X, change, dz);
+            product_rows(P, change, dz);
             subtract_product(n, r, dz, P.intercept ? change[p] : T(0), rc);
             candidate_value = objective_value(P, candidate, rc);
             if (candidate_value <= bound + kMajorizationSlack) {

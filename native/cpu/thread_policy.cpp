@@ -45,4 +45,13 @@ ThreadPolicy::Scope::~Scope() {
     if (previous_ > 0) blas::set_num_threads(previous_);
 }
 
+BlasThreadsScope::BlasThreadsScope(int threads) : previous_(blas::get_num_threads()) {
+    if (previous_ != threads) blas::set_num_threads(threads);
+    else previous_ = 0;
+}
+
+BlasThreadsScope::~BlasThreadsScope() {
+    if (previous_ > 0) blas::set_num_threads(previous_);
+}
+
 }  // namespace rh::cpu

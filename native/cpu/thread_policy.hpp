@@ -39,4 +39,17 @@ private:
     int requested_ = 0;  // > 0 explicit, 0 library default
 };
 
+// Sets the BLAS pool to exactly `threads` for one call and restores it after
+// (the fast path runs BLAS single-threaded and splits rows on its own pool).
+class BlasThreadsScope {
+public:
+    explicit BlasThreadsScope(int threads);
+    ~BlasThreadsScope();
+    BlasThreadsScope(const BlasThreadsScope&) = delete;
+    BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+private:
+    int previous_ = 0;
+};
+
 }  // namespace rh::cpu

@@ -5,7 +5,8 @@
 namespace rh::cpu {
 
 template <class T>
-void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_copy, bool needs_unit_weights) {
+void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_copy, bool needs_unit_weights,
+                           int threads) {
     if (needs_design_copy) grow(design, rows * d);
     if (needs_unit_weights && static_cast<std::int64_t>(unit_weights.size()) < rows) {
         grow(unit_weights, rows);
@@ -18,6 +19,10 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(*buffer, d);
     for (auto* buffer : {&newton_matrix, &gram, &factor, &newton_matrix_full}) grow(*buffer, d * d);
     grow(pivots, d);
+    if (threads > 1) {
+        grow(partial_products, (threads - 1) * d);
+        grow(partial_grams, (threads - 1) * d * d);
+    }
     grow(condition_work, 4 * d);
     grow(condition_iwork, d);
     if (least_squares_size_ < d) {

@@ -30,12 +30,15 @@ public:
     // Parameter-sized buffers (d) and matrices (d x d).
     std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
     std::vector<T> newton_matrix, gram, factor, newton_matrix_full;
+    // Fast path, per extra thread: a partial X' s (d) and a partial Gram (d x d).
+    std::vector<T> partial_products, partial_grams;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
     std::vector<T> condition_work;                 // 4d, for the rcond estimates
     std::vector<blas::index_t> condition_iwork;    // d
 
-    void reserve(std::int64_t rows, std::int64_t parameters, bool needs_design_copy, bool needs_unit_weights);
+    void reserve(std::int64_t rows, std::int64_t parameters, bool needs_design_copy, bool needs_unit_weights,
+                 int threads = 1);
 
     std::int64_t allocation_events() const noexcept { return allocation_events_; }
 

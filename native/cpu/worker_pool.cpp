@@ -1,0 +1,101 @@
+#include "cpu/worker_pool.hpp"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RH_PAUSE() _mm_pause()
+#else
+#define RH_PAUSE() std::this_thread::yield()
+#endif
+
+namespace rh::cpu {
+
+namespace {
+// How long a worker spins for the next task before it sleeps: long enough to
+// bridge the gaps between the passes of one update, short enough to free
+// the core right after it.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+constexpr std::uint64_t pack(std::uint32_t generation, int parts, int next) {
+    return (static_cast<std::uint64_t>(generation) << 32) | (static_cast<std::uint64_t>(parts) << 16) |
+           static_cast<std::uint64_t>(next);
+}
+}  // namespace
+
+WorkerPool::~WorkerPool() {
+    if (workers_.empty()) return;
+    stop_.store(true, std::memory_order_seq_cst);
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+    generation_.notify_all();
+    for (auto& worker : workers_) worker.join();
+}
+
+void WorkerPool::ensure_workers(int count) {
+    while (static_cast<int>(workers_.size()) < count) workers_.emplace_back([this] { worker_loop(); });
+}
+
+int WorkerPool::claim(std::uint32_t generation) {
+    std::uint64_t value = claim_.load(std::memory_order_acquire);
+    for (;;) {
+        if (static_cast<std::uint32_t>(value >> 32) != generation) return -1;
+        const int parts = static_cast<int>((value >> 16) & 0xffff);
+        const int next = static_cast<int>(value & 0xffff);
+        if (next >= parts) return -1;
+        if (claim_.compare_exchange_weak(value, value + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+            return next;
+    }
+}
+
+bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context) {
+    ensure_workers(parts - 1);
+    const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    function_ = function;
+    context_ = context;
+    done_.store(0, std::memory_order_relaxed);
+    claim_.store(pack(generation, parts, 1), std::memory_order_release);
+    generation_.store(generation, std::memory_order_seq_cst);
+    if (sleeping_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+
+    function(context, 0);
+    // Parts no worker has claimed yet run here.
+    int by_caller = 0;
+    for (int part = claim(generation); part >= 0; part = claim(generation)) {
+        function(context, part);
+        ++by_caller;
+    }
+    // Wait for the parts the workers claimed (they are running).
+    const int by_workers = parts - 1 - by_caller;
+    for (int spins = 0; done_.load(std::memory_order_acquire) < by_workers; ++spins) {
+        if (spins < 4096) RH_PAUSE();
+        else std::this_thread::yield();  // a worker sharing this core gets it
+    }
+    return by_caller == 0;
+}
+
+void WorkerPool::worker_loop() {
+    std::uint32_t seen = 0;
+    for (;;) {
+        const auto start = std::chrono::steady_clock::now();
+        int spins = 0;
+        std::uint32_t now = generation_.load(std::memory_order_acquire);
+        while (now == seen) {
+            if (++spins % 64 == 0 && std::chrono::steady_clock::now() - start > kSpin) {
+                sleeping_.fetch_add(1, std::memory_order_seq_cst);
+                if (generation_.load(std::memory_order_seq_cst) == seen) generation_.wait(seen, std::memory_order_seq_cst);
+                sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+            } else {
+                RH_PAUSE();
+            }
+            now = generation_.load(std::memory_order_acquire);
+        }
+        seen = now;
+        if (stop_.load(std::memory_order_acquire)) return;
+        for (int part = claim(seen); part >= 0; part = claim(seen)) {
+            function_(context_, part);
+            done_.fetch_add(1, std::memory_order_acq_rel);
+        }
+    }
+}
+
+}  // namespace rh::cpu

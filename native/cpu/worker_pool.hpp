@@ -1,0 +1,70 @@
+// The fast path's own threads (docs/native-cpu.md, "Threads"): row ranges
+// of one pass, or of one BLAS call made single-threaded, run on the caller
+// plus up to `threads - 1` workers.
+//
+// * Workers spin briefly after a task (the next one of the same update
+//   arrives within microseconds), then sleep on a futex (std::atomic::wait):
+//   no core is left spinning after an update, unlike a BLAS pool whose idle
+//   threads spin for ~0.1 s and slow down whatever runs next (NumPy too).
+// * Parts are claimed, not assigned: the caller, done with part 0, runs any
+//   part no worker has claimed yet, so a worker that is not running (its
+//   core taken by another process's spinning threads) costs nothing; run()
+//   reports when that happened and the engine then stops splitting for the
+//   rest of the update.
+//
+// Started lazily (the only allocations), joined on destruction; run()
+// allocates nothing. One pool per engine; run() is not reentrant.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace rh::cpu {
+
+class WorkerPool {
+public:
+    WorkerPool() = default;
+    ~WorkerPool();
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    // Runs task(part) for every part in [0, parts), part 0 on the calling
+    // thread. Returns false when the caller had to run a part because no
+    // worker claimed it in time (a sign the workers lack a core).
+    template <class Task>
+    bool run(int parts, Task& task) {
+        if (parts <= 1) {
+            task(0);
+            return true;
+        }
+        return dispatch(parts, &trampoline<Task>, &task);
+    }
+
+    int started_workers() const noexcept { return static_cast<int>(workers_.size()); }
+
+private:
+    template <class Task>
+    static void trampoline(void* context, int part) {
+        (*static_cast<Task*>(context))(part);
+    }
+
+    bool dispatch(int parts, void (*function)(void*, int), void* context);
+    void ensure_workers(int count);
+    void worker_loop();
+    // Claims the next part of generation `generation`; -1 when none is left.
+    int claim(std::uint32_t generation);
+
+    std::vector<std::thread> workers_;
+    void (*function_)(void*, int) = nullptr;
+    void* context_ = nullptr;
+    // claim_ = generation << 32 | parts << 16 | next unclaimed part.
+    std::atomic<std::uint64_t> claim_{0};
+    std::atomic<std::uint32_t> generation_{0};
+    std::atomic<int> done_{0};       // parts finished by workers in this generation
+    std::atomic<int> sleeping_{0};   // workers inside the futex wait
+    std::atomic<bool> stop_{false};
+};
+
+}  // namespace rh::cpu
