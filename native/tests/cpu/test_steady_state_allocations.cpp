@@ -49,6 +49,31 @@ TYPED_TEST(SteadyState, UpdatesAfterTheFirstAllocateNothing) {
     }
 }
 
+// The fast kernel path (forced), one and two threads: the worker thread is
+// started (and allocates) during the warm-up only.
+TYPED_TEST(SteadyState, FastPathUpdatesAfterTheFirstAllocateNothing) {
+    using T = TypeParam;
+    for (int threads : {1, 2}) {
+        for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+            cpu::Engine<T> engine(threads, cpu::KernelChoice::fast);
+            core::SolverConfig config;
+            config.penalty = penalty;
+            // 40000 x 8: large enough for every row split of the two-thread case.
+            const auto big = test::linear_batch<T>(40000, 8, 1), small = test::linear_batch<T>(3000, 8, 2);
+            test::OwnedState<T> a(8, true), b(8, true);
+            test::update_into(engine, a, big, config, b);  // warm-up: workspaces and the worker grow here
+            const auto grown = engine.workspace_allocations();
+            const long before = allocations.load();
+            for (int round = 0; round < 3; ++round) {
+                test::update_into(engine, b, small, config, a);
+                test::update_into(engine, a, big, config, b);
+            }
+            EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state, threads " << threads;
+            EXPECT_EQ(engine.workspace_allocations(), grown);
+        }
+    }
+}
+
 TEST(SteadyStateGrowth, ALargerBatchGrowsTheWorkspacesOnce) {
     cpu::Engine<double> engine(1);
     const auto small = test::linear_batch<double>(100, 4, 1), large = test::linear_batch<double>(900, 4, 2);

@@ -1,0 +1,202 @@
+// The fast kernel path (cpu/fast_path.hpp): incremental Gram, solve ladder,
+// agreement with the reference-order path, automatic choice, worker pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/diagnostics.hpp"
+#include "cpu/engine.hpp"
+#include "cpu/fast_path.hpp"
+#include "cpu/kernel_choice.hpp"
+#include "cpu/worker_pool.hpp"
+#include "test_fixtures.hpp"
+
+using namespace rh;
+using rh::test::Batch;
+using rh::test::linear_batch;
+using rh::test::OwnedState;
+using rh::test::update_into;
+
+namespace {
+
+template <class T>
+struct GramFixture {
+    std::int64_t n, p, d;
+    std::vector<T> X, y, w;
+    cpu::Workspace<T> ws;
+    cpu::WorkerPool pool;
+    cpu::fast::Problem<T> problem;
+
+    GramFixture(std::int64_t rows, std::int64_t features, int threads)
+        : n(rows), p(features), d(features + 1), X(rows * features), y(rows, T(0)), w(rows, T(1)) {
+        std::mt19937_64 rng(3);
+        std::normal_distribution<double> normal;
+        for (auto& v : X) v = T(normal(rng));
+        ws.reserve(n, d, false, false, threads);
+        problem.rows = n;
+        problem.features = p;
+        problem.d = d;
+        problem.intercept = true;
+        problem.X = X.data();
+        problem.y = y.data();
+        problem.w = w.data();
+        problem.ws = &ws;
+        problem.pool = &pool;
+        problem.threads = threads;
+    }
+
+    // Z' diag(c) Z in double, directly.
+    std::vector<double> exact(const std::vector<T>& c) const {
+        std::vector<double> G(d * d, 0.0);
+        for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t j = 0; j < d; ++j)
+                for (std::int64_t k = 0; k < d; ++k) {
+                    const double zj = j < p ? double(X[i * p + j]) : 1.0, zk = k < p ? double(X[i * p + k]) : 1.0;
+                    G[j * d + k] += double(c[i]) * zj * zk;
+                }
+        return G;
+    }
+};
+
+template <class T>
+double max_relative_upper_error(const std::vector<T>& G, const std::vector<double>& exact, std::int64_t d) {
+    double scale = 0, error = 0;
+    for (std::int64_t j = 0; j < d; ++j)
+        for (std::int64_t k = j; k < d; ++k) {
+            scale = std::max(scale, std::fabs(exact[j * d + k]));
+            error = std::max(error, std::fabs(double(G[j * d + k]) - exact[j * d + k]));
+        }
+    return error / scale;
+}
+
+}  // namespace
+
+template <class T>
+class FastGram : public ::testing::Test {};
+using Dtypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(FastGram, Dtypes);
+
+TYPED_TEST(FastGram, IncrementalUpdatesEqualAFullRecomputeWithinRounding) {
+    using T = TypeParam;
+    const double tolerance = std::is_same_v<T, double> ? 1e-13 : 2e-5;
+    for (int threads : {1, 2}) {
+        GramFixture<T> f(5000, 12, threads);
+        core::UpdateDiagnostics diagnostics;
+        cpu::fast::Gram<T> gram(f.problem);
+        std::mt19937_64 rng(9);
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        std::vector<T> c(f.n);
+        for (auto& v : c) v = uniform(rng) < 0.2 ? T(0) : T(1);  // kappa is 0 or 1 for most rows
+        // First refresh: full.
+        std::copy(c.begin(), c.end(), f.ws.curvature.begin());
+        gram.refresh({0.0, f.n, f.n}, diagnostics);
+        EXPECT_EQ(diagnostics.gram_full_updates, 1);
+        // Ten rounds changing a few percent of the rows, up and down.
+        for (int round = 0; round < 10; ++round) {
+            std::int64_t changed = 0, weighted = 0;
+            for (std::int64_t i = 0; i < f.n; ++i) {
+                if (uniform(rng) < 0.03) {
+                    c[i] = uniform(rng) < 0.5 ? T(0) : T(uniform(rng));
+                }
+                changed += c[i] != f.ws.gram_curvature[i];
+                weighted += c[i] > T(0);
+            }
+            std::copy(c.begin(), c.end(), f.ws.curvature.begin());
+            gram.refresh({0.0, changed, weighted}, diagnostics);
+            EXPECT_LT(max_relative_upper_error(f.ws.gram, f.exact(c), f.d), tolerance) << "round " << round;
+        }
+        EXPECT_EQ(diagnostics.gram_full_updates, 1) << "small changes must stay incremental";
+        EXPECT_EQ(diagnostics.gram_incremental_updates, 10);
+        // Many changes: a full recompute again.
+        for (std::int64_t i = 0; i < f.n; i += 2) c[i] = T(0.5);
+        std::copy(c.begin(), c.end(), f.ws.curvature.begin());
+        gram.refresh({0.0, f.n / 2, f.n}, diagnostics);
+        EXPECT_EQ(diagnostics.gram_full_updates, 2);
+        EXPECT_LT(max_relative_upper_error(f.ws.gram, f.exact(c), f.d), tolerance);
+    }
+}
+
+template <class T>
+class FastEngine : public ::testing::Test {};
+TYPED_TEST_SUITE(FastEngine, Dtypes);
+
+TYPED_TEST(FastEngine, AgreesWithTheReferenceOrderPathAndUsesCholesky) {
+    using T = TypeParam;
+    const double tolerance = std::is_same_v<T, double> ? 1e-8 : 2e-4;
+    for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+        core::SolverConfig config;
+        config.penalty = penalty;
+        config.tol = std::is_same_v<T, double> ? 1e-10 : 1e-5;
+        cpu::Engine<T> fast(1, cpu::KernelChoice::fast), reference(1, cpu::KernelChoice::reference_order);
+        OwnedState<T> a0(5, true), a1(5, true), a2(5, true), b0(5, true), b1(5, true), b2(5, true);
+        const auto first = linear_batch<T>(2000, 5, 1), second = linear_batch<T>(2000, 5, 2);
+        const auto d1 = update_into(fast, a0, first, config, a1);
+        update_into(reference, b0, first, config, b1);
+        const auto d2 = update_into(fast, a1, second, config, a2);
+        update_into(reference, b1, second, config, b2);
+        EXPECT_EQ(d1.kernel_path, core::KernelPath::fast);
+        EXPECT_EQ(d2.kernel_path, core::KernelPath::fast);
+        if (penalty == core::Penalty::none) {
+            EXPECT_EQ(d2.solve_route, core::SolveRoute::cholesky);
+            EXPECT_GT(d2.cholesky_solves, 0);
+        }
+        for (int j = 0; j < 6; ++j)
+            EXPECT_NEAR(a2.coefficients[j], b2.coefficients[j], tolerance * (1 + std::fabs(b2.coefficients[j])));
+        for (int k = 0; k < 36; ++k)
+            EXPECT_NEAR(a2.information[k], b2.information[k], tolerance * 10 * (1 + std::fabs(b2.information[k])));
+    }
+}
+
+TEST(FastEngineRoutes, NumericallySingularSystemTakesTheMinimumNormRoute) {
+    cpu::Engine<double> engine(1, cpu::KernelChoice::fast);
+    Batch<double> batch = linear_batch<double>(300, 3);
+    for (std::int64_t i = 0; i < 300; ++i) batch.X[i * 3 + 2] = batch.X[i * 3 + 1];
+    core::SolverConfig config;
+    config.tau = 100.0;
+    config.ridge = 0.0;
+    OwnedState<double> empty(3, true), next(3, true);
+    const auto diagnostics = update_into(engine, empty, batch, config, next);
+    EXPECT_EQ(diagnostics.solve_route, core::SolveRoute::least_squares);
+    EXPECT_NEAR(next.coefficients[1], next.coefficients[2], 1e-10);
+}
+
+TEST(FastEngineRoutes, AutomaticChoiceFollowsTheThreshold) {
+    EXPECT_EQ(cpu::kFastKernelThreshold, std::int64_t{1} << 18);
+    EXPECT_EQ(cpu::choose_kernel_path(cpu::KernelChoice::automatic, 900, 17), core::KernelPath::reference_order);
+    EXPECT_EQ(cpu::choose_kernel_path(cpu::KernelChoice::automatic, 1000, 17), core::KernelPath::fast);
+    EXPECT_EQ(cpu::choose_kernel_path(cpu::KernelChoice::reference_order, 1 << 20, 91),
+              core::KernelPath::reference_order);
+    EXPECT_EQ(cpu::choose_kernel_path(cpu::KernelChoice::fast, 10, 2), core::KernelPath::fast);
+}
+
+TEST(FastEngineThreads, TwoThreadsGiveTheOneThreadResultWithinRounding) {
+    const auto batch = linear_batch<double>(40000, 8, 5);  // above every split threshold
+    for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+        core::SolverConfig config;
+        config.penalty = penalty;
+        cpu::Engine<double> one(1, cpu::KernelChoice::fast), two(2, cpu::KernelChoice::fast);
+        OwnedState<double> empty(8, true), a(8, true), b(8, true);
+        update_into(one, empty, batch, config, a);
+        update_into(two, empty, batch, config, b);
+        EXPECT_EQ(one.started_workers(), 0);
+        EXPECT_EQ(two.started_workers(), 1);
+        for (int j = 0; j < 9; ++j) EXPECT_NEAR(a.coefficients[j], b.coefficients[j], 1e-9);
+        for (int k = 0; k < 81; ++k) EXPECT_NEAR(a.information[k], b.information[k], 1e-9 * (1 + std::fabs(b.information[k])));
+    }
+}
+
+TEST(WorkerPoolTest, EveryPartRunsExactlyOnce) {
+    cpu::WorkerPool pool;
+    for (int parts : {1, 2, 3, 5}) {
+        for (int round = 0; round < 2000; ++round) {
+            std::vector<std::atomic<int>> hits(parts);
+            auto task = [&](int part) { hits[part].fetch_add(1); };
+            pool.run(parts, task);
+            for (int k = 0; k < parts; ++k) ASSERT_EQ(hits[k].load(), 1) << parts << " parts, round " << round;
+        }
+    }
+    EXPECT_EQ(pool.started_workers(), 4);
+}
