@@ -5,7 +5,12 @@ state reset outside the timer), and the quoted number is the median of the
 per-round ratios numpy_time / native_time.
 
     .venv/bin/python scripts/benchmarks/benchmark_native_cpu_paired.py \
-        --rounds 9 --out docs/benchmarks/native_cpu_paired.json [--classes latency reference]
+        --rounds 9 --out docs/benchmarks/native_cpu_paired.json [--classes latency reference] \
+        [--rounds-large 5]   # fewer rounds for the wide and streaming classes
+
+Each case also records the native engine's kernel path ("fast" or
+"reference_order", chosen by kernel="auto" from rows * d * d) and its last
+batch's solve route and Gram update counts.
 
 Writes schema "renewable-huber-shape-sweep" version 2 records.
 """
@@ -52,6 +57,18 @@ def make_stream(samples, features, batch, dtype, seed):
             digest.update(repr(a.shape).encode())
             digest.update(np.ascontiguousarray(a).tobytes())
     return batches, digest.hexdigest()
+
+
+def native_details(model):
+    """Kernel path and Gram/solve counters of the native engine's last batch."""
+    backend = model._current_backend() if hasattr(model, "_current_backend") else None
+    diagnostics = getattr(backend, "last_native_diagnostics", None)
+    if diagnostics is None:
+        return {"kernel_path": getattr(backend, "last_kernel_path", "unavailable")}
+    return {"kernel_path": diagnostics.kernel_path, "solve_route": diagnostics.solve_route,
+            "gram_full_updates": diagnostics.gram_full_updates,
+            "gram_incremental_updates": diagnostics.gram_incremental_updates,
+            "gram_changed_rows": diagnostics.gram_changed_rows}
 
 
 def run_stream(model, batches):
@@ -108,6 +125,8 @@ def main():
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds-large", type=int, default=None,
+                        help="rounds for the wide and streaming classes (default: --rounds)")
     parser.add_argument("--warmups", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=None)
@@ -127,18 +146,24 @@ def main():
                     for _ in range(args.warmups):
                         model = models[b] = fresh(b, dtype, penalty, args.n_jobs)
                         run_stream(model, batches)
-                for r in range(args.rounds):
+                rounds = args.rounds
+                if args.rounds_large is not None and name in ("wide", "streaming"):
+                    rounds = args.rounds_large
+                details = {}
+                for r in range(rounds):
                     order = ("numpy", "native_cpu") if r % 2 == 0 else ("native_cpu", "numpy")
                     for b in order:
                         model = fresh(b, dtype, penalty, args.n_jobs)  # construction is cheap; state empty
                         seconds, converged, iterations = run_stream(model, batches)
                         timings[b].append(seconds)
                         info[b] = (converged, iterations)
+                        if b == "native_cpu":
+                            details = native_details(model)
                 ratios = [a / b for a, b in zip(timings["numpy"], timings["native_cpu"])]
                 case = {"class": name, "shape": [samples, features], "batch": batch, "dataset_seed": args.seed,
                         "dataset_sha256": sha, "dtype": dtype, "penalty": penalty, "lifecycle": "steady",
                         "operation": "partial_fit stream", "median_ratio_numpy_over_native": float(np.median(ratios)),
-                        "ratios": ratios, "engines": {}}
+                        "ratios": ratios, "rounds": rounds, "native_cpu_last_batch": details, "engines": {}}
                 for b in models:
                     t = np.array(timings[b])
                     case["engines"][b] = {"timings_s": t.tolist(), "median_s": float(np.median(t)),
@@ -147,9 +172,11 @@ def main():
                                           "iterations": info[b][1], "all_batches_converged": info[b][0]}
                 cases.append(case)
                 print(f"{name:10s} {dtype} {penalty:4s} numpy {np.median(timings['numpy'])*1e3:9.2f} ms  "
-                      f"native {np.median(timings['native_cpu'])*1e3:9.2f} ms  ratio {np.median(ratios):6.2f}x", flush=True)
+                      f"native {np.median(timings['native_cpu'])*1e3:9.2f} ms  ratio {np.median(ratios):6.2f}x  "
+                      f"[{details.get('kernel_path')}]", flush=True)
     record = {"schema": "renewable-huber-shape-sweep", "schema_version": 2, "environment": environment(),
-              "arguments": {"warmups": args.warmups, "repeats": args.rounds, "max_iter": 100, "tol": 1e-6,
+              "arguments": {"warmups": args.warmups, "repeats": args.rounds, "repeats_large": args.rounds_large,
+                            "max_iter": 100, "tol": 1e-6,
                             "seed": args.seed, "lifecycles": ["steady"], "operations": ["partial_fit stream"],
                             "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs},
               "cases": cases}
