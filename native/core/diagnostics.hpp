@@ -34,6 +34,12 @@ struct UpdateDiagnostics {
     int gram_full_updates = 0;
     int gram_incremental_updates = 0;
     long long gram_changed_rows = 0;
+    // Fast path threads: row-split dispatches on the engine's pool, those in
+    // which the caller had to run a worker's part (the worker had no core),
+    // and the thread count the update ended with (1 after two late ones).
+    int parallel_dispatches = 0;
+    int late_dispatches = 0;
+    int threads_at_end = 1;
 
     bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
 

@@ -75,6 +75,7 @@ struct Problem {
     WorkerPool* pool = nullptr;
     mutable int threads = 1;
     mutable int late_workers = 0;  // dispatches whose worker parts the caller had to run
+    mutable int dispatches = 0;
 };
 
 // Elements (rows x columns) a part must have before a pass is split; below
@@ -96,6 +97,7 @@ int parts_for(const Problem<T>& P, std::int64_t work, std::int64_t per_part) {
 // BLAS threads) switch the rest of the update to one thread.
 template <class T, class Task>
 void run_parts(const Problem<T>& P, int parts, Task& task) {
+    if (parts > 1) ++P.dispatches;
     if (!P.pool->run(parts, task) && ++P.late_workers >= 2) P.threads = 1;
 }
 

@@ -192,7 +192,10 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
                      [](const rh::core::UpdateDiagnostics& d) { return std::string(kernel_path_name(d.kernel_path)); })
         .def_ro("gram_full_updates", &rh::core::UpdateDiagnostics::gram_full_updates)
         .def_ro("gram_incremental_updates", &rh::core::UpdateDiagnostics::gram_incremental_updates)
-        .def_ro("gram_changed_rows", &rh::core::UpdateDiagnostics::gram_changed_rows);
+        .def_ro("gram_changed_rows", &rh::core::UpdateDiagnostics::gram_changed_rows)
+        .def_ro("parallel_dispatches", &rh::core::UpdateDiagnostics::parallel_dispatches)
+        .def_ro("late_dispatches", &rh::core::UpdateDiagnostics::late_dispatches)
+        .def_ro("threads_at_end", &rh::core::UpdateDiagnostics::threads_at_end);
 
     bind_engine<double>(m, "EngineFloat64", "float64");
     bind_engine<float>(m, "EngineFloat32", "float32");

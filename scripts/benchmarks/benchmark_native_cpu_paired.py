@@ -8,6 +8,13 @@ per-round ratios numpy_time / native_time.
         --rounds 9 --out docs/benchmarks/native_cpu_paired.json [--classes latency reference] \
         [--rounds-large 5]   # fewer rounds for the wide and streaming classes
 
+--settle-ms (default 300) pauses between two timed runs, outside the timer:
+an OpenBLAS pool keeps its idle threads spinning for ~0.1 s after its last
+call (2^28 cycles), so without the pause each engine is measured while the
+other library's threads still spin on the second core of this 2-core
+machine (docs/native-cpu.md, "Threads"). --settle-ms 0 measures that
+interference; the record says which setting was used.
+
 Each case also records the native engine's kernel path ("fast" or
 "reference_order", chosen by kernel="auto" from rows * d * d) and its last
 batch's solve route and Gram update counts.
@@ -128,6 +135,8 @@ def main():
     parser.add_argument("--rounds-large", type=int, default=None,
                         help="rounds for the wide and streaming classes (default: --rounds)")
     parser.add_argument("--warmups", type=int, default=1)
+    parser.add_argument("--settle-ms", type=float, default=300.0,
+                        help="pause between timed runs (outside the timer) so idle BLAS threads stop spinning")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--out", required=True)
@@ -153,6 +162,8 @@ def main():
                 for r in range(rounds):
                     order = ("numpy", "native_cpu") if r % 2 == 0 else ("native_cpu", "numpy")
                     for b in order:
+                        if args.settle_ms > 0:
+                            time.sleep(args.settle_ms / 1e3)
                         model = fresh(b, dtype, penalty, args.n_jobs)  # construction is cheap; state empty
                         seconds, converged, iterations = run_stream(model, batches)
                         timings[b].append(seconds)
@@ -178,7 +189,8 @@ def main():
               "arguments": {"warmups": args.warmups, "repeats": args.rounds, "repeats_large": args.rounds_large,
                             "max_iter": 100, "tol": 1e-6,
                             "seed": args.seed, "lifecycles": ["steady"], "operations": ["partial_fit stream"],
-                            "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs},
+                            "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs,
+                            "settle_ms": args.settle_ms},
               "cases": cases}
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as fh:
