@@ -8,12 +8,14 @@ per-round ratios numpy_time / native_time.
         --rounds 9 --out docs/benchmarks/native_cpu_paired.json [--classes latency reference] \
         [--rounds-large 5]   # fewer rounds for the wide and streaming classes
 
---settle-ms (default 300) pauses between two timed runs, outside the timer:
-an OpenBLAS pool keeps its idle threads spinning for ~0.1 s after its last
-call (2^28 cycles), so without the pause each engine is measured while the
-other library's threads still spin on the second core of this 2-core
-machine (docs/native-cpu.md, "Threads"). --settle-ms 0 measures that
-interference; the record says which setting was used.
+--settle-ms (default 300) pauses before each timed run and --prime (default 1)
+runs the same engine untimed right before it, both outside the timer: an
+OpenBLAS pool keeps its idle threads spinning for ~0.1 s after its last call
+(2^28 cycles), so without the pause each engine is measured while the other
+library's threads still spin on the second core of this 2-core machine, and
+without the priming run the pause itself would leave the engine cold (docs/
+native-cpu.md, "Threads"). --settle-ms 0 --prime 0 measures the plain
+interleaving; the record says which setting was used.
 
 Each case also records the native engine's kernel path ("fast" or
 "reference_order", chosen by kernel="auto" from rows * d * d) and its last
@@ -136,7 +138,9 @@ def main():
                         help="rounds for the wide and streaming classes (default: --rounds)")
     parser.add_argument("--warmups", type=int, default=1)
     parser.add_argument("--settle-ms", type=float, default=300.0,
-                        help="pause between timed runs (outside the timer) so idle BLAS threads stop spinning")
+                        help="pause before each timed run (outside the timer) so idle BLAS threads stop spinning")
+    parser.add_argument("--prime", type=int, default=1,
+                        help="untimed runs of the same engine right before each timed run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--out", required=True)
@@ -164,6 +168,8 @@ def main():
                     for b in order:
                         if args.settle_ms > 0:
                             time.sleep(args.settle_ms / 1e3)
+                        for _ in range(args.prime):
+                            run_stream(fresh(b, dtype, penalty, args.n_jobs), batches)
                         model = fresh(b, dtype, penalty, args.n_jobs)  # construction is cheap; state empty
                         seconds, converged, iterations = run_stream(model, batches)
                         timings[b].append(seconds)
@@ -190,7 +196,7 @@ def main():
                             "max_iter": 100, "tol": 1e-6,
                             "seed": args.seed, "lifecycles": ["steady"], "operations": ["partial_fit stream"],
                             "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs,
-                            "settle_ms": args.settle_ms},
+                            "settle_ms": args.settle_ms, "prime_runs": args.prime},
               "cases": cases}
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as fh:
