@@ -44,3 +44,13 @@ class Backend(Protocol):
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """An independent host NumPy copy of a backend state."""
         ...
+
+
+class HostStateBackend:
+    """For engines whose state lives in host NumPy arrays: transfers are copies."""
+
+    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()
+
+    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        return state.copy()

@@ -21,6 +21,7 @@ from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
+from .base import HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
@@ -86,7 +87,7 @@ def provider_info() -> dict[str, Any]:
     }
 
 
-class NativeCpuBackend:
+class NativeCpuBackend(HostStateBackend):
     name = "native_cpu"
     device = "cpu"
 
@@ -199,6 +200,7 @@ class NativeCpuBackend:
             lambda_value=float(native_diagnostics.lambda_value),
             bandwidth=float(native_diagnostics.bandwidth),
             used_regularized_fallback=bool(native_diagnostics.used_least_squares_fallback),
+            solve_route=str(native_diagnostics.solve_route),
         )
         return next_state, diagnostics
 
@@ -212,12 +214,6 @@ class NativeCpuBackend:
         except _native.EngineError as exc:
             raise _translate(exc) from None
         return out
-
-    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
-        return state.copy()
-
-    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
-        return state.copy()
 
 
 def create(dtype: str, device: str, n_jobs: Any) -> NativeCpuBackend:

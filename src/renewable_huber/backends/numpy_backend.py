@@ -9,9 +9,10 @@ import numpy as np
 from ..config import SolverConfig
 from ..core import NumpyOps, UpdateDiagnostics, renewable_update
 from ..state import RenewableHuberState
+from .base import HostStateBackend
 
 
-class NumpyBackend:
+class NumpyBackend(HostStateBackend):
     name = "numpy"
     device = "cpu"
     n_jobs: Optional[int] = None
@@ -38,11 +39,6 @@ class NumpyBackend:
             out = out + coefficients[p]
         return out
 
-    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
-        return state.copy()
-
-    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
-        return state.copy()
 
 
 def create(dtype: str, device: str, n_jobs: Any) -> NumpyBackend:
