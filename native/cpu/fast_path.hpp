@@ -37,6 +37,7 @@
 #include "core/diagnostics.hpp"
 #include "cpu/blas_provider.hpp"
 #include "cpu/fast_kernels.hpp"
+#include "cpu/lamm.hpp"
 #include "cpu/solve_ladder.hpp"
 #include "cpu/solver_result.hpp"
 #include "cpu/worker_pool.hpp"
@@ -45,9 +46,6 @@
 namespace rh::cpu::fast {
 
 inline constexpr double kSmallestStep = 1e-8;
-inline constexpr int kMaxMajorizationTrials = 40;
-inline constexpr double kMajorizationSlack = 1e-12;
-inline constexpr double kSmallestPhi = 1e-8;
 // Incremental Gram updates allowed between two full recomputes.
 inline constexpr int kMaxIncrementalUpdates = 32;
 
@@ -441,66 +439,38 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     return {max_iter, false, value};
 }
 
-template <class T>
-inline T soft_threshold(T v, T threshold) noexcept {
-    const T sign = v > T(0) ? T(1) : (v < T(0) ? T(-1) : T(0));
-    const T shrunk = std::fabs(v) - threshold;
-    return sign * (shrunk > T(0) ? shrunk : T(0));
-}
-
 // LAMM (penalty "l1"): each majorization trial costs one GEMV (Z diff) and
 // one O(n) pass; the gradient of an accepted point one GEMV' and one pass.
+// The fast path's arithmetic for the shared LAMM iterations: each
+// majorization trial costs one GEMV (Z change) and one O(n) pass; the
+// gradient of an accepted point one GEMV' and one pass.
+template <class T>
+struct FastLammEvaluator {
+    const Problem<T>& P;
+
+    double start(const T* theta, T* r) const {
+        residual(P, theta, r);
+        return objective_value(P, theta, r);
+    }
+    void gradient(const T* theta, const T* r, T* g) const {
+        const ScoreSums sums = scores(P, r, false);
+        fast::gradient(P, theta, P.ws->weighted_score.data(), sums.score_sum, g);
+    }
+    double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
+    double norm(const T* x) const { return euclidean_norm(P.d, x); }
+    double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) const {
+        // r(candidate) = r - Z change.
+        T* dz = P.ws->design_step.data();
+        product_rows(P, change, dz);
+        subtract_product(P.rows, r, dz, P.intercept ? change[P.features] : T(0), candidate_residual);
+        return objective_value(P, candidate, candidate_residual);
+    }
+};
+
 template <class T>
 SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_value, int max_iter, double tol) {
-    Workspace<T>& ws = *P.ws;
-    const std::int64_t n = P.rows, p = P.features, d = P.d;
-    T* theta = ws.theta.data();
-    T* candidate = ws.candidate.data();
-    T* change = ws.step.data();
-    T* g = ws.gradient.data();
-    T* dz = ws.design_step.data();
-    T* s = ws.weighted_score.data();
-
-    std::copy(P.theta_prev, P.theta_prev + d, theta);
-    residual(P, theta, ws.residual.data());
-    double value = objective_value(P, theta, ws.residual.data());
-    double phi = 1.0;
-    for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        const ScoreSums sums = scores(P, ws.residual.data(), false);
-        gradient(P, theta, s, sums.score_sum, g);
-        bool accepted = false;
-        double candidate_value = 0.0;
-        for (int trial = 0; trial < kMaxMajorizationTrials; ++trial) {
-            const T phi_ = static_cast<T>(phi);
-            const T threshold = static_cast<T>(lambda_value / phi);
-            for (std::int64_t j = 0; j < d; ++j) {
-                candidate[j] = soft_threshold(theta[j] - g[j] / phi_, threshold * penalty_mask[j]);
-                change[j] = candidate[j] - theta[j];
-            }
-            const double change_norm = euclidean_norm(d, change);
-            const double bound = value + dot(d, g, change) + (0.5 * phi) * (change_norm * change_norm);
-            // r(candidate) = r - Z change.
-            const T* r = ws.residual.data();
-            T* rc = ws.candidate_residual.data();
-            product_rows(P, change, dz);
-            subtract_product(n, r, dz, P.intercept ? change[p] : T(0), rc);
-            candidate_value = objective_value(P, candidate, rc);
-            if (candidate_value <= bound + kMajorizationSlack) {
-                accepted = true;
-                break;
-            }
-            phi *= 2.0;
-        }
-        if (!accepted) return {iteration, false, value};
-        std::swap(ws.theta, ws.candidate);
-        std::swap(ws.residual, ws.candidate_residual);
-        theta = ws.theta.data();
-        candidate = ws.candidate.data();
-        value = candidate_value;
-        phi = std::max(phi / 2.0, kSmallestPhi);
-        if (euclidean_norm(d, change) <= tol * (1.0 + euclidean_norm(d, theta))) return {iteration, true, value};
-    }
-    return {max_iter, false, value};
+    FastLammEvaluator<T> evaluator{P};
+    return lamm_iterations(evaluator, *P.ws, P.d, P.theta_prev, penalty_mask, lambda_value, max_iter, tol);
 }
 
 // The closing information update of the fast path: ws.gram is brought to

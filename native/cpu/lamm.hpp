@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "cpu/solver_result.hpp"
 #include "cpu/surrogate_objective.hpp"
@@ -22,23 +23,26 @@ inline T soft_threshold(T v, T threshold) noexcept {
     return sign * (shrunk > T(0) ? shrunk : T(0));
 }
 
-template <class T>
-SolverResult lamm(const SurrogateObjective<T>& objective, const T* penalty_mask, double lambda_value, int max_iter,
-                  double tol) {
-    Workspace<T>& ws = *objective.workspace;
-    const std::int64_t d = objective.d;
-    const auto n = static_cast<blas::index_t>(d);
+// The LAMM iterations, written once for both kernel paths. The evaluator
+// supplies the path's arithmetic (each path keeps its own rounding):
+//   double start(const T* theta, T* r)                      residual and f
+//   void gradient(const T* theta, const T* r, T* g)
+//   double dot(const T* a, const T* b)                      length d
+//   double norm(const T* x)                                 length d
+//   double candidate_value(const T* cand, const T* change, const T* r, T* r_cand)
+template <class T, class Evaluator>
+SolverResult lamm_iterations(Evaluator& evaluator, Workspace<T>& ws, std::int64_t d, const T* theta_prev,
+                             const T* penalty_mask, double lambda_value, int max_iter, double tol) {
     T* theta = ws.theta.data();
     T* candidate = ws.candidate.data();
     T* change = ws.step.data();
     T* gradient = ws.gradient.data();
 
-    for (std::int64_t j = 0; j < d; ++j) theta[j] = objective.theta_prev[j];
-    objective.residual(theta, ws.residual.data());
-    double value = objective.value(theta, ws.residual.data());
+    for (std::int64_t j = 0; j < d; ++j) theta[j] = theta_prev[j];
+    double value = evaluator.start(theta, ws.residual.data());
     double phi = 1.0;
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        objective.gradient(theta, ws.residual.data(), gradient);
+        evaluator.gradient(theta, ws.residual.data(), gradient);
         bool accepted = false;
         double candidate_value = 0.0;
         for (int trial = 0; trial < kMaxMajorizationTrials; ++trial) {
@@ -49,11 +53,10 @@ SolverResult lamm(const SurrogateObjective<T>& objective, const T* penalty_mask,
                 candidate[j] = soft_threshold(proximal_point, threshold * penalty_mask[j]);
                 change[j] = candidate[j] - theta[j];
             }
-            const double change_norm = euclidean_norm(d, change);
-            const double bound = value + static_cast<double>(blas::dot(n, gradient, change)) +
-                                 (0.5 * phi) * (change_norm * change_norm);
-            objective.residual(candidate, ws.candidate_residual.data());
-            candidate_value = objective.value(candidate, ws.candidate_residual.data());
+            const double change_norm = evaluator.norm(change);
+            const double bound = value + evaluator.dot(gradient, change) + (0.5 * phi) * (change_norm * change_norm);
+            candidate_value = evaluator.candidate_value(candidate, change, ws.residual.data(),
+                                                        ws.candidate_residual.data());
             if (candidate_value <= bound + kMajorizationSlack) {
                 accepted = true;
                 break;
@@ -67,9 +70,37 @@ SolverResult lamm(const SurrogateObjective<T>& objective, const T* penalty_mask,
         candidate = ws.candidate.data();
         value = candidate_value;
         phi = std::max(phi / 2.0, kSmallestPhi);
-        if (euclidean_norm(d, change) <= tol * (1.0 + euclidean_norm(d, theta))) return {iteration, true, value};
+        if (evaluator.norm(change) <= tol * (1.0 + evaluator.norm(theta))) return {iteration, true, value};
     }
     return {max_iter, false, value};
+}
+
+// The reference-order path's arithmetic: NumPy's operation order.
+template <class T>
+struct ReferenceOrderLammEvaluator {
+    const SurrogateObjective<T>& objective;
+
+    double start(const T* theta, T* r) const {
+        objective.residual(theta, r);
+        return objective.value(theta, r);
+    }
+    void gradient(const T* theta, const T* r, T* g) const { objective.gradient(theta, r, g); }
+    double dot(const T* a, const T* b) const {
+        return static_cast<double>(blas::dot(static_cast<blas::index_t>(objective.d), a, b));
+    }
+    double norm(const T* x) const { return euclidean_norm(objective.d, x); }
+    double candidate_value(const T* candidate, const T*, const T*, T* candidate_residual) const {
+        objective.residual(candidate, candidate_residual);
+        return objective.value(candidate, candidate_residual);
+    }
+};
+
+template <class T>
+SolverResult lamm(const SurrogateObjective<T>& objective, const T* penalty_mask, double lambda_value, int max_iter,
+                  double tol) {
+    ReferenceOrderLammEvaluator<T> evaluator{objective};
+    return lamm_iterations(evaluator, *objective.workspace, objective.d, objective.theta_prev, penalty_mask,
+                           lambda_value, max_iter, tol);
 }
 
 }  // namespace rh::cpu
