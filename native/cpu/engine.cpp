@@ -129,7 +129,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         fast::information_update(problem, gram, next.information, diagnostics);
         diagnostics.parallel_dispatches = problem.dispatches;
         diagnostics.late_dispatches = problem.late_workers;
-        diagnostics.threads_at_end = problem.threads;
+        diagnostics.threads_at_end = problem.serial ? 1 : problem.threads;
         finish(state, next, n, lambda, weight_sum_after);
         return diagnostics;
     }

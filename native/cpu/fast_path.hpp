@@ -71,7 +71,8 @@ struct Problem {
     // Row-parallel passes: up to `threads` parts on `pool` (BLAS itself runs
     // single-threaded inside the fast path; see Engine::update).
     WorkerPool* pool = nullptr;
-    mutable int threads = 1;
+    int threads = 1;  // fixes the row partition: results never depend on who ran a part
+    mutable bool serial = false;    // run every part on the calling thread
     mutable int late_workers = 0;  // dispatches whose worker parts the caller had to run
     mutable int dispatches = 0;
 };
@@ -92,11 +93,17 @@ int parts_for(const Problem<T>& P, std::int64_t work, std::int64_t per_part) {
 
 // Runs the parts on the pool. Two dispatches in which the workers did not
 // show up (their cores busy elsewhere, e.g. with another library's spinning
-// BLAS threads) switch the rest of the update to one thread.
+// BLAS threads) make the calling thread run the rest of the update's parts
+// itself. The partition stays the one `threads` fixed and the parts' results
+// are combined in part order, so the result is bit-identical whoever ran them.
 template <class T, class Task>
 void run_parts(const Problem<T>& P, int parts, Task& task) {
     if (parts > 1) ++P.dispatches;
-    if (!P.pool->run(parts, task) && ++P.late_workers >= 2) P.threads = 1;
+    if (P.serial) {
+        for (int part = 0; part < parts; ++part) task(part);
+        return;
+    }
+    if (!P.pool->run(parts, task) && ++P.late_workers >= 2) P.serial = true;
 }
 
 // [begin, end) of part `part` of `parts` over n rows (multiples of 16 rows).
