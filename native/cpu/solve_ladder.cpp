@@ -40,6 +40,22 @@ void transpose_into(std::int64_t d, const T* A, T* out) {
         for (std::int64_t j = 0; j < d; ++j) out[j * d + i] = A[i * d + j];
 }
 
+// The last rung of both ladders: the minimum-norm least-squares solution
+// (gelsd) of the column-major system in `factor`, singular values below
+// rcond * the largest treated as zero.
+template <class T>
+core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x, T rcond, Workspace<T>& ws) {
+    std::copy(b, b + d, x);
+    const auto info = blas::least_squares_solve(static_cast<blas::index_t>(d), factor, x, rcond,
+                                                ws.singular_values.data(), ws.least_squares_work.data(),
+                                                static_cast<blas::index_t>(ws.least_squares_work.size()),
+                                                ws.least_squares_iwork.data());
+    if (info != 0 || !core::all_finite(x, d))
+        throw core::EngineError(core::Status::numerical_failure,
+                                "the Newton system could not be solved (SVD least squares did not converge)");
+    return core::SolveRoute::least_squares;
+}
+
 }  // namespace
 
 template <class T>
@@ -62,16 +78,7 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
         if (core::all_finite(x, d)) return core::SolveRoute::lu;
     }
     transpose_into(d, A, factor);
-    std::copy(b, b + d, x);
-    const T rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(d);
-    const auto info = blas::least_squares_solve(n, factor, x, rcond, ws.singular_values.data(),
-                                                ws.least_squares_work.data(),
-                                                static_cast<blas::index_t>(ws.least_squares_work.size()),
-                                                ws.least_squares_iwork.data());
-    if (info != 0 || !core::all_finite(x, d))
-        throw core::EngineError(core::Status::numerical_failure,
-                                "the Newton system could not be solved (SVD least squares did not converge)");
-    return core::SolveRoute::least_squares;
+    return solve_minimum_norm(d, factor, b, x, std::numeric_limits<T>::epsilon() * static_cast<T>(d), ws);
 }
 
 template <class T>
@@ -105,15 +112,7 @@ core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A, const
         if (core::all_finite(x, d)) return core::SolveRoute::lu;
     }
     std::copy(full, full + d * d, factor);
-    std::copy(b, b + d, x);
-    const auto info = blas::least_squares_solve(n, factor, x, smallest_rcond, ws.singular_values.data(),
-                                                ws.least_squares_work.data(),
-                                                static_cast<blas::index_t>(ws.least_squares_work.size()),
-                                                ws.least_squares_iwork.data());
-    if (info != 0 || !core::all_finite(x, d))
-        throw core::EngineError(core::Status::numerical_failure,
-                                "the Newton system could not be solved (SVD least squares did not converge)");
-    return core::SolveRoute::least_squares;
+    return solve_minimum_norm(d, factor, b, x, smallest_rcond, ws);
 }
 
 template core::SolveRoute solve_symmetric_with_fallback<float>(std::int64_t, const float*, const float*, float*,
