@@ -231,7 +231,8 @@ def information_allowed(X, y, w, reference_state, fast_state, cfg, h):
     dr = np.abs(Z @ (fast_state.coefficients.astype(np.float64) - reference_state.coefficients.astype(np.float64)))
     in_ramp = (np.abs(np.abs(r) - cfg.tau) <= h + dr)
     dkappa = np.where(in_ramp, np.minimum(dr / (2 * h), 1.0), 0.0)
-    return (Z * (w * dkappa)[:, None]).T @ np.abs(Z)
+    # |delta J_ab| <= sum_i w_i |delta kappa_i| |Z_ia| |Z_ib| (kappa is 1/(2h)-Lipschitz)
+    return (np.abs(Z) * (w * dkappa)[:, None]).T @ np.abs(Z)
 
 
 def assert_close_entrywise(actual, desired, rtol, atol, where):
