@@ -1,18 +1,41 @@
 #include "core/invariants.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 #include "core/multiversion.hpp"
 
 namespace rh::core {
 
 namespace {
 template <class T>
+struct FloatBits;
+template <>
+struct FloatBits<float> {
+    using type = std::uint32_t;
+    static constexpr type exponent = 0x7f800000u;
+};
+template <>
+struct FloatBits<double> {
+    using type = std::uint64_t;
+    static constexpr type exponent = 0x7ff0000000000000ull;
+};
+
+template <class T>
 inline bool all_finite_impl(const T* values, std::int64_t count) noexcept {
-    // An integer OR-reduction of "is not finite" vectorizes (a floating-point
-    // accumulation would not, without reassociation).
-    const T largest = std::numeric_limits<T>::max();
-    int not_finite = 0;
+    // NaN and infinity are the values whose exponent bits are all set. An
+    // integer test (no floating-point comparison, which GCC will not
+    // if-convert while FP traps are assumed) OR-reduced over the array
+    // vectorizes at every instruction-set level.
+    using Bits = typename FloatBits<T>::type;
+    constexpr Bits exponent = FloatBits<T>::exponent;
+    Bits not_finite = 0;
 #pragma omp simd reduction(| : not_finite)
-    for (std::int64_t i = 0; i < count; ++i) not_finite |= !(std::fabs(values[i]) <= largest);
+    for (std::int64_t i = 0; i < count; ++i) {
+        Bits bits;
+        std::memcpy(&bits, values + i, sizeof(Bits));
+        not_finite |= static_cast<Bits>((bits & exponent) == exponent);
+    }
     return not_finite == 0;
 }
 }  // namespace

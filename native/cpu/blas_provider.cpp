@@ -90,6 +90,13 @@ void matvec_transposed(index_t rows, index_t cols, const float* A, const float* 
     RH_SYM(cblas_sgemv)(kRowMajor, kTrans, rows, cols, 1.0f, A, cols, v, 1, 0.0f, out, 1);
 }
 
+void matvec_transposed_accumulate(index_t rows, index_t cols, const double* A, const double* v, double* out) {
+    RH_SYM(cblas_dgemv)(kRowMajor, kTrans, rows, cols, 1.0, A, cols, v, 1, 1.0, out, 1);
+}
+void matvec_transposed_accumulate(index_t rows, index_t cols, const float* A, const float* v, float* out) {
+    RH_SYM(cblas_sgemv)(kRowMajor, kTrans, rows, cols, 1.0f, A, cols, v, 1, 1.0f, out, 1);
+}
+
 // np.dot(vector, C-contiguous matrix) calls gemv(RowMajor, Trans, n, n).
 void vecmat(index_t size, const double* v, const double* A, double* out) {
     RH_SYM(cblas_dgemv)(kRowMajor, kTrans, size, size, 1.0, A, size, v, 1, 0.0, out, 1);

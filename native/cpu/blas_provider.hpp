@@ -23,6 +23,9 @@ void matvec(index_t rows, index_t cols, const float* A, const float* x, float* o
 // out = A' v, A rows x cols row-major (NumPy `A.T @ v`).
 void matvec_transposed(index_t rows, index_t cols, const double* A, const double* v, double* out);
 void matvec_transposed(index_t rows, index_t cols, const float* A, const float* v, float* out);
+// out += A' v.
+void matvec_transposed_accumulate(index_t rows, index_t cols, const double* A, const double* v, double* out);
+void matvec_transposed_accumulate(index_t rows, index_t cols, const float* A, const float* v, float* out);
 
 // out = v' A for square A (NumPy `np.dot(v, A)`).
 void vecmat(index_t size, const double* v, const double* A, double* out);

@@ -102,6 +102,32 @@ RH_MULTIVERSION double loss_sum(std::int64_t n, const T* r, const T* dz, T t, co
 }
 
 template <class T>
+RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial,
+                                     T* s) {
+    const T half_tau_squared = (T(0.5) * tau) * tau;
+    TrialSums sums;
+    T loss_total = T(0), score_total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T loss_block = T(0), score_block = T(0);
+#pragma omp simd reduction(+ : loss_block, score_block)
+        for (std::int64_t i = begin; i < end; ++i) {
+            const T ri = r[i] - (dz[i] + b);
+            const T si = w[i] * clip(ri, tau);
+            r_trial[i] = ri;
+            s[i] = si;
+            loss_block += w[i] * loss(ri, tau, half_tau_squared);
+            score_block += si;
+        }
+        loss_total += loss_block;
+        score_total += score_block;
+    }
+    sums.loss = static_cast<double>(loss_total);
+    sums.score_sum = static_cast<double>(score_total);
+    return sums;
+}
+
+template <class T>
 RH_MULTIVERSION void residual_from_product(std::int64_t n, const T* y, T b, T* out) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) out[i] = y[i] - (out[i] + b);
@@ -162,6 +188,7 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
 #define RH_INSTANTIATE(T)                                                                                        \
     template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
     template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
+    template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
     template void add_scalar<T>(std::int64_t, T, T*);                                                           \
     template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \

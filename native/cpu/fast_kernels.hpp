@@ -23,6 +23,17 @@ ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T tau, T h, T* s, T
 template <class T>
 double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau);
 
+struct TrialSums {
+    double loss = 0.0;       // sum_i w_i loss(r_trial_i)
+    double score_sum = 0.0;  // sum_i w_i score(r_trial_i)
+};
+
+// One majorization trial over a block of rows, given dz = X change:
+// r_trial = r - (dz + b), s = w * score(r_trial), and both sums (in T,
+// blockwise like loss_sum).
+template <class T>
+TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial, T* s);
+
 // out_i = y_i - (out_i + b): turns out = X theta into the residual.
 template <class T>
 void residual_from_product(std::int64_t n, const T* y, T b, T* out);

@@ -46,6 +46,9 @@
 namespace rh::cpu::fast {
 
 inline constexpr double kSmallestStep = 1e-8;
+// Bytes of gathered weighted rows per block of a full Gram recompute
+// (cache-resident between the gather and its SYRK).
+inline constexpr std::int64_t kGramBlockBytes = std::int64_t{256} << 10;
 // Incremental Gram updates allowed between two full recomputes.
 inline constexpr int kMaxIncrementalUpdates = 32;
 
@@ -218,15 +221,30 @@ double objective_value(const Problem<T>& P, const T* theta, const T* r) {
     return data_loss<T>(P, r, nullptr, T(0)) / P.weight_sum + memory_value(P, theta);
 }
 
-// grad f from the scores s (and their sum) at theta.
+// grad f at theta from out[:p] = X' s and score_sum = sum s (s = w score(r)):
+// g = (J_prev (theta - theta_prev) - Z' s) / N - c * history.
 template <class T>
-void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum, T* out) {
+void finish_gradient(const Problem<T>& P, const T* theta, double score_sum, T* out) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t d = P.d, p = P.features;
     T* shift = ws.shift.data();
     T* scratch = ws.scratch.data();
     for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - P.theta_prev[j];
     blas::matvec(static_cast<blas::index_t>(d), static_cast<blas::index_t>(d), P.information_prev, shift, scratch);
+    if (P.intercept) out[p] = static_cast<T>(score_sum);
+    const double inverse_n = 1.0 / P.weight_sum;
+    for (std::int64_t j = 0; j < d; ++j) {
+        double g = (static_cast<double>(scratch[j]) - static_cast<double>(out[j])) * inverse_n;
+        if (P.uses_history) g -= P.history_coefficient * static_cast<double>(P.history_direction[j]);
+        out[j] = static_cast<T>(g);
+    }
+}
+
+// grad f from the scores s (and their sum) at theta.
+template <class T>
+void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum, T* out) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t p = P.features;
     const int parts = parts_for(P, P.rows * p, kParallelProductElements);
     if (parts == 1) {
         blas::matvec_transposed(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(p), P.X, s, out);
@@ -246,13 +264,57 @@ void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum,
         for (int k = 1; k < parts; ++k)
             for (std::int64_t j = 0; j < p; ++j) out[j] += partials[(k - 1) * p + j];
     }
-    if (P.intercept) out[p] = static_cast<T>(score_sum);
-    const double inverse_n = 1.0 / P.weight_sum;
-    for (std::int64_t j = 0; j < d; ++j) {
-        double g = (static_cast<double>(scratch[j]) - static_cast<double>(out[j])) * inverse_n;
-        if (P.uses_history) g -= P.history_coefficient * static_cast<double>(P.history_direction[j]);
-        out[j] = static_cast<T>(g);
+    finish_gradient(P, theta, score_sum, out);
+}
+
+// Rows per block of the fused trial pass: the block's rows are read from
+// memory by the first product and from cache by the second.
+inline constexpr std::int64_t kTrialBlockBytes = std::int64_t{128} << 10;
+
+// One majorization trial of the fast LAMM in one pass over X: per block of
+// rows, dz = X change[:p] (GEMV), r_trial = r - (dz + change[p]), its loss,
+// and speculatively X' s_trial (GEMV' of the same, cache-resident rows) into
+// ws.trial_products (part 0's slot holds the sum over the parts), so an
+// accepted trial's gradient needs no further pass.
+template <class T>
+TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_trial) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t p = P.features;
+    const std::int64_t block_rows =
+        std::max<std::int64_t>(16, kTrialBlockBytes / static_cast<std::int64_t>(sizeof(T) * p) & ~std::int64_t{15});
+    const T b = P.intercept ? change[p] : T(0);
+    T* dz = ws.design_step.data();
+    T* s = ws.weighted_score.data();
+    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    TrialSums partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        T* product = ws.trial_products.data() + part * p;
+        std::fill(product, product + p, T(0));
+        TrialSums sums;
+        for (std::int64_t first = begin; first < end; first += block_rows) {
+            const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
+            const T* rows = P.X + first * p;
+            blas::matvec(m, static_cast<blas::index_t>(p), rows, change, dz + first);
+            const TrialSums block = trial_pass(m, r + first, dz + first, b, P.w + first, P.tau, r_trial + first,
+                                               s + first);
+            sums.loss += block.loss;
+            sums.score_sum += block.score_sum;
+            blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
+        }
+        partial[part] = sums;
+    };
+    run_parts(P, parts, task);
+    TrialSums total;
+    T* product = ws.trial_products.data();
+    for (int k = 0; k < parts; ++k) {
+        total.loss += partial[k].loss;
+        total.score_sum += partial[k].score_sum;
+        if (k > 0)
+            for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
     }
+    return total;
 }
 
 // Fills the lower triangle of a row-major matrix from its upper triangle.
@@ -301,16 +363,33 @@ public:
         T* gathered = ws.weighted_design.data();
         const std::int64_t n = P_.rows, d = P_.d;
         const int parts = parts_for(P_, n * d * d, kParallelGramFlops);
-        // Part k gathers its rows' weighted rows at its own row offset and
-        // SYRKs them into its own Gram; the parts' upper triangles are added.
+        // Part k gathers its rows' weighted rows block by block into its own
+        // region of the buffer (a block stays in cache between the gather
+        // and its SYRK, so the weighted copy never travels to memory and
+        // back) and accumulates them into its own Gram; the parts' upper
+        // triangles are added.
+        const auto dd = static_cast<blas::index_t>(d);
+        const std::int64_t block_rows = std::max<std::int64_t>(
+            64, kGramBlockBytes / static_cast<std::int64_t>(sizeof(T) * d) & ~std::int64_t{15});
         auto task = [&](int part) {
             std::int64_t begin, end;
             row_range(part, parts, n, begin, end);
             T* block = gathered + begin * d;
-            const std::int64_t m =
-                gather_weighted_rows(end - begin, P_.features, P_.intercept, P_.X + begin * P_.features, c + begin, block);
             T* target = part == 0 ? ws.gram.data() : ws.partial_grams.data() + (part - 1) * d * d;
-            blas::gram_upper(static_cast<blas::index_t>(m), static_cast<blas::index_t>(d), block, target);
+            bool first = true;
+            for (std::int64_t start = begin; start < end; start += block_rows) {
+                const std::int64_t stop = std::min(end, start + block_rows);
+                const std::int64_t m = gather_weighted_rows(stop - start, P_.features, P_.intercept,
+                                                            P_.X + start * P_.features, c + start, block);
+                if (m == 0) continue;
+                if (first)
+                    blas::gram_upper(static_cast<blas::index_t>(m), dd, block, target);
+                else
+                    blas::gram_upper_accumulate(static_cast<blas::index_t>(m), dd, block, T(1), target);
+                first = false;
+            }
+            if (first)  // no weighted row in this part
+                for (std::int64_t i = 0; i < d; ++i) std::fill(target + i * d + i, target + (i + 1) * d, T(0));
         };
         run_parts(P_, parts, task);
         T* G = ws.gram.data();
@@ -446,31 +525,40 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     return {max_iter, false, value};
 }
 
-// LAMM (penalty "l1"): each majorization trial costs one GEMV (Z diff) and
-// one O(n) pass; the gradient of an accepted point one GEMV' and one pass.
-// The fast path's arithmetic for the shared LAMM iterations: each
-// majorization trial costs one GEMV (Z change) and one O(n) pass; the
-// gradient of an accepted point one GEMV' and one pass.
+// The fast path's arithmetic for the shared LAMM iterations (lamm.hpp). A
+// majorization trial is one fused pass over X (fused_trial): its residual,
+// loss and, speculatively, its X' s. Trials are accepted far more often
+// than not, and an accepted trial's residual becomes the next iteration's,
+// whose gradient then reuses that X' s: one pass over X per iteration
+// instead of two (a GEMV for the trial and a GEMV' for the gradient).
 template <class T>
 struct FastLammEvaluator {
     const Problem<T>& P;
+    // The residual buffer whose X' s and score sum ws.trial_products holds.
+    const T* trial_residual = nullptr;
+    double trial_score_sum = 0.0;
 
-    double start(const T* theta, T* r) const {
+    double start(const T* theta, T* r) {
         residual(P, theta, r);
+        trial_residual = nullptr;
         return objective_value(P, theta, r);
     }
-    void gradient(const T* theta, const T* r, T* g) const {
+    void gradient(const T* theta, const T* r, T* g) {
+        if (r == trial_residual) {
+            std::copy(P.ws->trial_products.data(), P.ws->trial_products.data() + P.features, g);
+            finish_gradient(P, theta, trial_score_sum, g);
+            return;
+        }
         const ScoreSums sums = scores(P, r, false);
         fast::gradient(P, theta, P.ws->weighted_score.data(), sums.score_sum, g);
     }
     double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
     double norm(const T* x) const { return euclidean_norm(P.d, x); }
-    double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) const {
-        // r(candidate) = r - Z change.
-        T* dz = P.ws->design_step.data();
-        product_rows(P, change, dz);
-        subtract_product(P.rows, r, dz, P.intercept ? change[P.features] : T(0), candidate_residual);
-        return objective_value(P, candidate, candidate_residual);
+    double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) {
+        const TrialSums sums = fused_trial(P, change, r, candidate_residual);
+        trial_residual = candidate_residual;
+        trial_score_sum = sums.score_sum;
+        return sums.loss / P.weight_sum + memory_value(P, candidate);
     }
 };
 

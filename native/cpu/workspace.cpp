@@ -23,6 +23,7 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(partial_products, (threads - 1) * d);
         grow(partial_grams, (threads - 1) * d * d);
     }
+    grow(trial_products, std::max(threads, 1) * d);
     grow(condition_work, 4 * d);
     grow(condition_iwork, d);
     if (least_squares_size_ < d) {

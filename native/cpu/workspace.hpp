@@ -32,6 +32,9 @@ public:
     std::vector<T> newton_matrix, gram, factor, newton_matrix_full;
     // Fast path, per extra thread: a partial X' s (d) and a partial Gram (d x d).
     std::vector<T> partial_products, partial_grams;
+    // Fast LAMM, per thread: X' (w score(r_trial)) of the last majorization
+    // trial (threads x p), so that an accepted trial's gradient costs no pass.
+    std::vector<T> trial_products;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
     std::vector<T> condition_work;                 // 4d, for the rcond estimates
