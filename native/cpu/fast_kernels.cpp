@@ -128,6 +128,16 @@ RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T 
 }
 
 template <class T>
+RH_MULTIVERSION void full_step_scores(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T* s) {
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) {
+        const T dzi = dz[i] + b;
+        dz[i] = dzi;
+        s[i] = w[i] * clip(r[i] + dzi, tau);
+    }
+}
+
+template <class T>
 RH_MULTIVERSION void residual_from_product(std::int64_t n, const T* y, T b, T* out) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) out[i] = y[i] - (out[i] + b);
@@ -189,6 +199,7 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
     template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
     template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
     template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
+    template void full_step_scores<T>(std::int64_t, const T*, T*, T, const T*, T, T*);                          \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
     template void add_scalar<T>(std::int64_t, T, T*);                                                           \
     template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \

@@ -34,6 +34,11 @@ struct TrialSums {
 template <class T>
 TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial, T* s);
 
+// Newton's full step over a block, given dz = X step[:p]: dz_i += b
+// (completing Z step) and s_i = w_i score(r_i + dz_i), the scores at t = 1.
+template <class T>
+void full_step_scores(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T* s);
+
 // out_i = y_i - (out_i + b): turns out = X theta into the residual.
 template <class T>
 void residual_from_product(std::int64_t n, const T* y, T b, T* out);

@@ -271,6 +271,51 @@ void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum,
 // memory by the first product and from cache by the second.
 inline constexpr std::int64_t kTrialBlockBytes = std::int64_t{128} << 10;
 
+template <class T>
+std::int64_t fused_block_rows(const Problem<T>& P) {
+    return std::max<std::int64_t>(16, kTrialBlockBytes / static_cast<std::int64_t>(sizeof(T) * P.features) &
+                                          ~std::int64_t{15});
+}
+
+// Adds the parts' X' s of ws.trial_products into part 0's slot.
+template <class T>
+void sum_trial_products(const Problem<T>& P, int parts) {
+    T* product = P.ws->trial_products.data();
+    const std::int64_t p = P.features;
+    for (int k = 1; k < parts; ++k)
+        for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
+}
+
+// Newton's Z step in one pass over X, per block of rows: dz = X step[:p] +
+// step[p] (GEMV), and speculatively X' s(r + dz) (GEMV' of the same,
+// cache-resident rows) into ws.trial_products: when the line search takes
+// the full step (t = 1: the residual kept is then exactly r + dz), the next
+// iteration's gradient needs no pass over X. Overwrites ws.weighted_score.
+template <class T>
+void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t p = P.features;
+    const std::int64_t block_rows = fused_block_rows(P);
+    const T b = P.intercept ? step[p] : T(0);
+    T* s = ws.weighted_score.data();
+    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        T* product = ws.trial_products.data() + part * p;
+        std::fill(product, product + p, T(0));
+        for (std::int64_t first = begin; first < end; first += block_rows) {
+            const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
+            const T* rows = P.X + first * p;
+            blas::matvec(m, static_cast<blas::index_t>(p), rows, step, dz + first);
+            full_step_scores(m, r + first, dz + first, b, P.w + first, P.tau, s + first);
+            blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
+        }
+    };
+    run_parts(P, parts, task);
+    sum_trial_products(P, parts);
+}
+
 // One majorization trial of the fast LAMM in one pass over X: per block of
 // rows, dz = X change[:p] (GEMV), r_trial = r - (dz + change[p]), its loss,
 // and speculatively X' s_trial (GEMV' of the same, cache-resident rows) into
@@ -280,8 +325,7 @@ template <class T>
 TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_trial) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
-    const std::int64_t block_rows =
-        std::max<std::int64_t>(16, kTrialBlockBytes / static_cast<std::int64_t>(sizeof(T) * p) & ~std::int64_t{15});
+    const std::int64_t block_rows = fused_block_rows(P);
     const T b = P.intercept ? change[p] : T(0);
     T* dz = ws.design_step.data();
     T* s = ws.weighted_score.data();
@@ -306,13 +350,11 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
         partial[part] = sums;
     };
     run_parts(P, parts, task);
+    sum_trial_products(P, parts);
     TrialSums total;
-    T* product = ws.trial_products.data();
     for (int k = 0; k < parts; ++k) {
         total.loss += partial[k].loss;
         total.score_sum += partial[k].score_sum;
-        if (k > 0)
-            for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
     }
     return total;
 }
@@ -462,15 +504,21 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     double value = objective_value(P, theta, r);
     const double inverse_n = 1.0 / P.weight_sum;
 
+    bool full_step_product = false;  // ws.trial_products holds X' s(r): the last step was full
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
         const ScoreSums sums = scores(P, r, true);
-        gradient(P, theta, s, sums.score_sum, g);
+        if (full_step_product) {
+            std::copy(ws.trial_products.data(), ws.trial_products.data() + P.features, g);
+            finish_gradient(P, theta, sums.score_sum, g);
+        } else {
+            gradient(P, theta, s, sums.score_sum, g);
+        }
         gram.refresh(sums, diagnostics);
         newton_matrix(P, ws.gram.data(), ws.newton_matrix.data());
         diagnostics.record(solve_symmetric_with_fallback(d, ws.newton_matrix.data(), g, step, ws));
 
         // Z step, once: the trial residual at t is r + t * dz.
-        design_product(P, step, dz);
+        fused_step_product(P, step, r, dz);
         // Memory and history terms along theta - t step: with D0 = theta -
         // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
         T* shift = ws.shift.data();
@@ -510,6 +558,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
         const T scaled = static_cast<T>(t);
         for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
         add_scaled(n, scaled, dz, r);
+        full_step_product = t == 1.0;
         for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // reuse as "diff"
         const double change = euclidean_norm(d, step);
         std::swap(ws.theta, ws.candidate);
