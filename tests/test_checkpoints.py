@@ -312,7 +312,7 @@ class ArmedPayload:
         self.marker = str(marker)
 
     def __reduce__(self):
-        return (exec, (f"open({self.marker!r}, 'w').write('unpickled')",))
+        return (exec, (f"import pathlib; pathlib.Path({self.marker!r}).write_text('unpickled')",))
 
 
 def _good(fitted, tmp_path):

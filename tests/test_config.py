@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from renewable_huber import RenewableHuberRegressor, ValidationError
-from renewable_huber.config import PARAMETER_NAMES, SolverConfig, validate_params
+from renewable_huber.config import PARAMETER_DEFAULTS, PARAMETER_NAMES, SolverConfig, validate_params
 
 DOCUMENTED_DEFAULTS = [
     ("tau", 1.345),
@@ -154,3 +154,31 @@ def test_solver_config_from_params_converts_numeric_types():
         tau=2.0, penalty="none", lambda_scale=1.0, bandwidth_scale=1.0, fit_intercept=True, max_iter=3, tol=1e-6, ridge=0.0
     )
     assert type(config.tau) is float and type(config.max_iter) is int and type(config.ridge) is float
+
+
+def test_checked_config_cache_keeps_values_that_compare_equal_apart(raises_exact):
+    """An accepted parameter set is remembered; an equal-comparing value of
+    another type (1 == True) must still be validated on its own."""
+    from renewable_huber.config import checked_solver_config
+
+    good = dict(PARAMETER_DEFAULTS)
+    assert checked_solver_config(good) == checked_solver_config(dict(good))  # second call from the cache
+    bad = dict(good, fit_intercept=1)
+    with raises_exact(ValidationError, "fit_intercept must be a boolean"):
+        checked_solver_config(bad)
+    with raises_exact(ValidationError, "fit_intercept must be a boolean"):
+        checked_solver_config(bad)  # failures are never cached
+    model = RenewableHuberRegressor(backend="numpy").fit(np.eye(3), np.arange(3.0))
+    model.tau = -1.0  # a changed parameter is validated again at the next call
+    with raises_exact(ValidationError, "tau must be greater than zero"):
+        model.partial_fit(np.eye(3), np.arange(3.0))
+
+
+def test_checked_config_accepts_unhashable_parameter_values():
+    from renewable_huber.config import checked_solver_config
+
+    class Unhashable(float):
+        __hash__ = None
+
+    config = checked_solver_config(dict(PARAMETER_DEFAULTS, tau=Unhashable(2.0)))
+    assert config.tau == 2.0

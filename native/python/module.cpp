@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/diagnostics.hpp"
+#include "core/invariants.hpp"
 #include "core/status.hpp"
 #include "cpu/blas_provider.hpp"
 #include "cpu/engine.hpp"
@@ -204,4 +205,20 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     m.def("blas_config", &rh::cpu::blas::provider_config, "the provider's own build/config string");
     m.def("blas_threads", &rh::cpu::blas::get_num_threads, "current size of the provider's thread pool");
     m.def("available_cores", &rh::cpu::available_cores, "cores this process may run on (its CPU affinity)");
+    // The engine's vectorized finiteness test, for the estimator's input
+    // validation (same answer as numpy.isfinite(a).all(), one read of a).
+    m.def(
+        "all_finite",
+        [](nb::ndarray<const double, nb::c_contig, nb::device::cpu> a) {
+            nb::gil_scoped_release release;
+            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
+        },
+        "a"_a.noconvert(), "True when no element of the C-contiguous float64 array is NaN or infinite");
+    m.def(
+        "all_finite",
+        [](nb::ndarray<const float, nb::c_contig, nb::device::cpu> a) {
+            nb::gil_scoped_release release;
+            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
+        },
+        "a"_a.noconvert(), "True when no element of the C-contiguous float32 array is NaN or infinite");
 }

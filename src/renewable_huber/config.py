@@ -6,6 +6,7 @@ The order of the checks and the exact messages are part of the public contract
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -124,6 +125,31 @@ def validate_params(params: Mapping[str, Any]) -> None:
         fail("cuda_fast_math must be a boolean")
     if p["backend"] == "native_cuda" and p["cuda_fast_math"] and p["dtype"] != "float32":
         fail("cuda_fast_math requires dtype='float32'")
+
+
+@functools.lru_cache(maxsize=256)
+def _checked_config(key: tuple) -> SolverConfig:
+    params = {name: value for name, _, value in key}
+    validate_params(params)
+    return SolverConfig.from_params(params)
+
+
+def checked_solver_config(params: Mapping[str, Any]) -> SolverConfig:
+    """``validate_params`` then ``SolverConfig.from_params``, remembered for
+    parameter sets already accepted (every call of a stream repeats them).
+
+    The cache key holds each value with its exact type, so values that
+    compare equal but validate differently (``1`` and ``True``) never share an
+    entry; only accepted sets are cached (a failure raises every time), and
+    unhashable values are validated without the cache.
+    """
+    key = tuple((name, type(value), value) for name, value in params.items())
+    try:
+        hash(key)
+    except TypeError:
+        validate_params(params)
+        return SolverConfig.from_params(params)
+    return _checked_config(key)
 
 
 def json_safe_params(params: Mapping[str, Any]) -> dict[str, Any]:

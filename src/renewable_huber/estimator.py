@@ -12,11 +12,12 @@ import numpy as np
 from . import serialization
 from .backends.auto import choose_cpu_backend, choose_gpu_backend
 from .backends.registry import availability, create_backend
-from .config import PARAMETER_DEFAULTS, PARAMETER_NAMES, SolverConfig, json_safe_params, validate_params
+from .config import PARAMETER_DEFAULTS, PARAMETER_NAMES, checked_solver_config, json_safe_params, validate_params
 from .core.diagnostics import UpdateDiagnostics
 from .exceptions import ConvergenceWarning, NotFittedError, ValidationError
 from .state import RenewableHuberState
 from .validation import (
+    all_finite,
     check_feature_names,
     feature_names_of,
     validate_sample_weight,
@@ -165,7 +166,7 @@ class RenewableHuberRegressor:
 
     def _validated_params(self) -> dict[str, Any]:
         params = self.get_params()
-        validate_params(params)
+        checked_solver_config(params)
         return params
 
     # ------------------------------------------------------------------ fitting
@@ -226,18 +227,20 @@ class RenewableHuberRegressor:
         return self._make_backend(name, params, reuse), False
 
     def _validate_batch(
-        self, params: Mapping[str, Any], stream: Optional[_Stream], X: Any, y: Any, sample_weight: Any
+        self, params: Mapping[str, Any], stream: Optional[_Stream], backend: Any, X: Any, y: Any, sample_weight: Any
     ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
         dtype = np.dtype(params["dtype"])
+        # A backend may supply a faster finiteness test (same answer, same place in the order).
+        finite = getattr(backend, "all_finite", all_finite)
         if stream is not None:
             names = check_feature_names(stream.feature_names, X)
             expected = stream.state.n_features_in
         else:
             names = feature_names_of(X)
             expected = None
-        X_array = validate_X(X, dtype, expected, type(self).__name__)
-        y_array = validate_vector(y, "y", dtype, X_array.shape[0])
-        weights = validate_sample_weight(sample_weight, dtype, X_array.shape[0])
+        X_array = validate_X(X, dtype, expected, type(self).__name__, finite)
+        y_array = validate_vector(y, "y", dtype, X_array.shape[0], finite)
+        weights = validate_sample_weight(sample_weight, dtype, X_array.shape[0], finite)
         return X_array, y_array, weights, names
 
     def _absorb(
@@ -250,7 +253,7 @@ class RenewableHuberRegressor:
         y: Any,
         sample_weight: Any,
     ) -> None:
-        X_array, y_array, weights, names = self._validate_batch(params, stream, X, y, sample_weight)
+        X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
         auto_dispatch = stream.auto_dispatch if stream is not None else None
         if auto_pending:
             backend, auto_dispatch = self._choose_cpu_engine(params, X_array, self._current_backend())
@@ -261,7 +264,7 @@ class RenewableHuberRegressor:
             feature_names = names
         else:
             state, feature_names = stream.state, stream.feature_names
-        config = SolverConfig.from_params(params)
+        config = checked_solver_config(params)
         try:
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
         except Exception as exc:
@@ -364,7 +367,8 @@ class RenewableHuberRegressor:
         """``X @ coef_ + intercept_`` in the backend's array type."""
         stream = self._fitted_stream()
         check_feature_names(stream.feature_names, X)
-        X_array = validate_X(X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__)
+        finite = getattr(stream.backend, "all_finite", all_finite)
+        X_array = validate_X(X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__, finite)
         return stream.backend.predict(stream.state, X_array)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

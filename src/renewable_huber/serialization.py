@@ -76,15 +76,18 @@ def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:
     if not source.exists():
         raise FileNotFoundError(f"No such checkpoint: '{source}'")
     try:
-        archive = np.load(source, allow_pickle=False)
-        if not isinstance(archive, np.lib.npyio.NpzFile):  # a bare .npy array, not an archive
-            raise ValueError("not an npz archive")
-        with archive:
-            if set(archive.files) != ARRAY_KEYS:
-                raise ValueError("unexpected arrays")
-            coefficients = archive["coefficients"]
-            information = archive["information"]
-            raw_metadata = archive["metadata"]
+        # Our own handle: np.load(path) can leave its file open when a
+        # truncated archive fails half-way through.
+        with open(source, "rb") as handle:
+            archive = np.load(handle, allow_pickle=False)
+            if not isinstance(archive, np.lib.npyio.NpzFile):  # a bare .npy array, not an archive
+                raise ValueError("not an npz archive")
+            with archive:
+                if set(archive.files) != ARRAY_KEYS:
+                    raise ValueError("unexpected arrays")
+                coefficients = archive["coefficients"]
+                information = archive["information"]
+                raw_metadata = archive["metadata"]
         if raw_metadata.shape != () or raw_metadata.dtype.kind != "U":
             raise ValueError("metadata is not a 0-d string")
         metadata = json.loads(str(raw_metadata))

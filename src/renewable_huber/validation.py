@@ -8,7 +8,7 @@ checks look for.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -67,15 +67,21 @@ def all_finite(array: np.ndarray) -> bool:
     return bool(np.isfinite(array).all())
 
 
-def _require_finite(array: np.ndarray, name: str) -> None:
-    if not all_finite(array):
+#: the finiteness test of the validators: all_finite, or a backend's faster equivalent
+FiniteCheck = Callable[[np.ndarray], bool]
+
+
+def _require_finite(array: np.ndarray, name: str, finite: FiniteCheck = all_finite) -> None:
+    if not finite(array):
         raise ValidationError(f"{name} must not contain NaN or infinite values")
 
 
 X_SHAPE_MESSAGE = "X must be a two-dimensional numeric array. Reshape your data."
 
 
-def validate_X(X: Any, dtype: np.dtype, expected_features: Optional[int], estimator_name: str) -> np.ndarray:
+def validate_X(
+    X: Any, dtype: np.dtype, expected_features: Optional[int], estimator_name: str, finite: FiniteCheck = all_finite
+) -> np.ndarray:
     """Cast X to a 2-D array of the model dtype with rows, columns and finite values."""
     array = _to_array(X, "X", dtype, X_SHAPE_MESSAGE)
     if array.ndim != 2:
@@ -91,11 +97,11 @@ def validate_X(X: Any, dtype: np.dtype, expected_features: Optional[int], estima
         raise ValidationError(
             f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
         )
-    _require_finite(array, "X")
+    _require_finite(array, "X", finite)
     return array
 
 
-def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int) -> np.ndarray:
+def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int, finite: FiniteCheck = all_finite) -> np.ndarray:
     """y or sample_weight: cast, flatten, match the row count, finite."""
     array = _to_array(value, name, dtype, f"{name} must be a one-dimensional numeric array")
     array = array.reshape(-1)
@@ -103,14 +109,16 @@ def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int) -> np.n
         if name == "y":
             raise ValidationError("X and y must contain the same number of samples")
         raise ValidationError(f"{name} and X must contain the same number of samples")
-    _require_finite(array, name)
+    _require_finite(array, name, finite)
     return array
 
 
-def validate_sample_weight(sample_weight: Any, dtype: np.dtype, n_rows: int) -> Optional[np.ndarray]:
+def validate_sample_weight(
+    sample_weight: Any, dtype: np.dtype, n_rows: int, finite: FiniteCheck = all_finite
+) -> Optional[np.ndarray]:
     if sample_weight is None:
         return None
-    weights = validate_vector(sample_weight, "sample_weight", dtype, n_rows)
+    weights = validate_vector(sample_weight, "sample_weight", dtype, n_rows, finite)
     if np.any(weights < 0):
         raise ValidationError("sample_weight must be non-negative")
     if not np.sum(weights, dtype=np.float64) > 0:

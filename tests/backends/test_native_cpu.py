@@ -420,3 +420,48 @@ def test_results_do_not_depend_on_which_thread_ran_a_part():
     for state in results[1:]:
         np.testing.assert_array_equal(state.coefficients, results[0].coefficients)
         np.testing.assert_array_equal(state.information, results[0].information)
+
+
+# ---------------------------------------------------------------- finiteness test
+# The estimator validates inputs with the backend's finiteness test when it
+# has one (NativeCpuBackend.all_finite: the engine's vectorized exponent-bit
+# test); it must agree with NumPy's everywhere.
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_native_finiteness_test_agrees_with_numpy(dtype):
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(37, 5)).astype(dtype)
+    a[3, 3] = np.finfo(dtype).max
+    a[4, 4] = -np.finfo(dtype).max
+    a[5, 0] = np.finfo(dtype).smallest_subnormal
+    a[6, 1] = -0.0
+    assert NativeCpuBackend.all_finite(a) is True
+    for bad in (np.nan, np.inf, -np.inf):
+        for where in [(0, 0), (36, 4), (17, 2)]:
+            b = a.copy()
+            b[where] = bad
+            assert NativeCpuBackend.all_finite(b) is False, (bad, where)
+            assert NativeCpuBackend.all_finite(b.reshape(-1)) is False
+            # layouts and dtypes the engine does not take go through NumPy
+            assert NativeCpuBackend.all_finite(np.asfortranarray(b)) is False
+            assert NativeCpuBackend.all_finite(b.astype(b.dtype.newbyteorder(">"))) is False
+    assert NativeCpuBackend.all_finite(a[:, ::2]) is True
+    assert NativeCpuBackend.all_finite(np.empty((0, 3), dtype=dtype)) is True
+
+
+@pytest.mark.parametrize("name", ["X", "y", "sample_weight"])
+def test_non_finite_input_is_rejected_through_the_native_check(name, raises_exact):
+    from renewable_huber import RenewableHuberRegressor
+
+    rng = np.random.default_rng(6)
+    X, y, w = rng.normal(size=(50, 3)), rng.normal(size=50), np.ones(50)
+    model = RenewableHuberRegressor(backend="native_cpu").fit(X, y, w)
+    before = model.state_dict()
+    bad = {"X": X.copy(), "y": y.copy(), "sample_weight": w.copy()}
+    bad[name].reshape(-1)[-1] = np.nan
+    with raises_exact(ValidationError, f"{name} must not contain NaN or infinite values"):
+        model.partial_fit(bad["X"], bad["y"], bad["sample_weight"])
+    after = model.state_dict()
+    np.testing.assert_array_equal(after["coefficients"], before["coefficients"])
+    assert after["batch_count"] == before["batch_count"] == 1

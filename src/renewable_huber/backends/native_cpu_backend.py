@@ -11,7 +11,6 @@ leaves the caller's state untouched.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
+from ..validation import all_finite as numpy_all_finite
 from .base import HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
@@ -52,6 +52,8 @@ def check_module_compatible(module: Any, package_version: str = __version__) -> 
 
 
 check_module_compatible(_native)
+
+_NATIVE_FLOAT_DTYPES = (np.dtype("float64"), np.dtype("float32"))
 
 
 class NativeEngineError(RenewableHuberError, RuntimeError):
@@ -126,6 +128,19 @@ class NativeCpuBackend(HostStateBackend):
         """How often the engine grew its workspaces (constant in steady state)."""
         return int(self._engine.workspace_allocations)
 
+    @staticmethod
+    def all_finite(array: np.ndarray) -> bool:
+        """The engine's vectorized finiteness test (for input validation);
+        NumPy's for arrays it does not take as they are."""
+        if (
+            isinstance(array, np.ndarray)
+            and array.dtype in _NATIVE_FLOAT_DTYPES
+            and array.flags.c_contiguous
+            and array.dtype.isnative
+        ):
+            return bool(_native.all_finite(array))
+        return numpy_all_finite(array)
+
     def _contiguous(self, array: Any) -> np.ndarray:
         """The array itself when it is C-contiguous in the model dtype, else one explicit copy."""
         if isinstance(array, np.ndarray) and array.dtype == self.dtype and array.flags.c_contiguous:
@@ -184,13 +199,14 @@ class NativeCpuBackend(HostStateBackend):
         self.last_solve_route = native_diagnostics.solve_route
         self.last_kernel_path = native_diagnostics.kernel_path
         self.last_native_diagnostics = native_diagnostics
-        next_state = replace(
-            state,
+        next_state = RenewableHuberState(
             coefficients=coefficients,
             information=information,
             n_samples_seen=int(next_counters.n_samples_seen),
             batch_count=int(next_counters.batch_count),
             previous_lambda=float(next_counters.previous_lambda),
+            n_features_in=state.n_features_in,
+            fit_intercept=state.fit_intercept,
             weight_sum=float(next_counters.weight_sum),
         )
         diagnostics = UpdateDiagnostics(
