@@ -8,8 +8,15 @@
 // * one O(n) pass per gradient evaluation forms w*score(r), w*kappa(r), the
 //   intercept sum and the count of rows whose Newton weight changed; the
 //   O(n p) products are BLAS GEMV;
+// * one memory pass over X per iteration where the contract allows it:
+//   Newton's Z step and a LAMM trial are computed per block of rows that
+//   stays in cache, and the same block immediately gives X' s at the point
+//   the step leads to (Newton's full step, the LAMM trial); when that point
+//   is accepted the next gradient reuses it (fused_step_product,
+//   fused_trial);
 // * the weighted Gram Z' diag(w kappa) Z is a SYRK of the sqrt(c)-scaled rows
-//   with c > 0 (gathered), computed in full once and then updated
+//   with c > 0 (gathered block by block, each block SYRKed while it is in
+//   cache), computed in full once and then updated
 //   incrementally: only rows whose c changed are re-added with
 //   sqrt(|delta|)-scaled rows and SYRK alpha = +1 / -1. A full recompute
 //   happens when the gram is not valid yet, when the changed rows are many
