@@ -45,6 +45,7 @@
 #include "cpu/blas_provider.hpp"
 #include "cpu/fast_kernels.hpp"
 #include "cpu/lamm.hpp"
+#include "cpu/narrow_passes.hpp"
 #include "cpu/solve_ladder.hpp"
 #include "cpu/solver_result.hpp"
 #include "cpu/worker_pool.hpp"
@@ -310,6 +311,11 @@ void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
+        if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
+            narrow_step_pass(end - begin, p, P.X + begin * p, step, b, r + begin, P.w + begin, P.tau, dz + begin,
+                             s + begin, product);
+            return;
+        }
         std::fill(product, product + p, T(0));
         for (std::int64_t first = begin; first < end; first += block_rows) {
             const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
@@ -342,6 +348,11 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
+        if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
+            partial[part] = narrow_trial_pass(end - begin, p, P.X + begin * p, change, b, r + begin, P.w + begin,
+                                              P.tau, r_trial + begin, s + begin, product);
+            return;
+        }
         std::fill(product, product + p, T(0));
         TrialSums sums;
         for (std::int64_t first = begin; first < end; first += block_rows) {
