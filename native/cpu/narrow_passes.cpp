@@ -66,9 +66,15 @@ template <class T, int K, class Update>
         V xv[K];
 #pragma GCC unroll 8
         for (int k = 0; k < K; ++k) xv[k] = load(x + k * L);
+        // Two partial sums halve the dependent FMA chain of the dot.
         V d = xv[0] * vv[0];
+        V e = K > 1 ? xv[1] * vv[1] : V{};
 #pragma GCC unroll 8
-        for (int k = 1; k < K; ++k) d += xv[k] * vv[k];
+        for (int k = 2; k < K; k += 2) {
+            d += xv[k] * vv[k];
+            if (k + 1 < K) e += xv[k + 1] * vv[k + 1];
+        }
+        d += e;
         T dot = d[0];
 #pragma GCC unroll 8
         for (std::int64_t l = 1; l < L; ++l) dot += d[l];
