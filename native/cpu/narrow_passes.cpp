@@ -40,18 +40,21 @@ inline T huber_loss(T r, T tau, T half_tau_squared) noexcept {
     return a <= tau ? (T(0.5) * r) * r : tau * a - half_tau_squared;
 }
 
-// The pass itself, for rows of at most K vectors. Every row is loaded once
-// into K registers: they give dz_i = x_i . v and, after update(i, dz_i)
-// returned s_i, the accumulation acc += s_i x_i. A row's loads may run
-// past its end into the next row (those lanes meet zeros in v, and their
-// lanes of acc are dropped); the last rows, whose loads would leave X, go
-// through a zero-padded copy.
+// The pass itself, for rows of at most K vectors. Rows go in groups of G
+// (one vector's worth): each row's dot x_i . v from registers, then the
+// group's per-row updates as one vector loop (update(i, m, dots, s) fills
+// s[0..m) and stores whatever the pass keeps), then acc += s_i x_i from the
+// same rows, which are still in L1. A row's loads may run past its end into
+// the next row (those lanes meet zeros in v, and their lanes of acc are
+// dropped); the last rows, whose loads would leave X, go one by one through
+// a zero-padded copy.
 template <class T, int K, class Update>
 [[gnu::always_inline]] inline void one_read_pass(std::int64_t n, std::int64_t p, const T* X, const T* v, T* product,
                                                  Update& update) {
     using V = typename Vector32<T>::type;
     constexpr std::int64_t L = static_cast<std::int64_t>(sizeof(V) / sizeof(T));
     constexpr std::int64_t W = K * L;
+    constexpr int G = static_cast<int>(L);
     alignas(32) T padded[W] = {};
     std::copy(v, v + p, padded);
     V vv[K], acc[K];
@@ -60,36 +63,50 @@ template <class T, int K, class Update>
         vv[k] = load(padded + k * L);
         acc[k] = V{};
     }
-    // Inlined so that it is compiled with the caller's instruction set (a
-    // separate function would be built for the baseline only).
-    auto row = [&](const T* x, std::int64_t i) __attribute__((always_inline)) {
-        V xv[K];
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) xv[k] = load(x + k * L);
-        // Two partial sums halve the dependent FMA chain of the dot.
-        V d = xv[0] * vv[0];
-        V e = K > 1 ? xv[1] * vv[1] : V{};
+    // Lambdas are inlined so that they are compiled with the caller's
+    // instruction set (a separate function would be built for the baseline).
+    auto dot = [&](const T* x) __attribute__((always_inline)) {
+        // Two partial sums halve the dependent FMA chain.
+        V d = load(x) * vv[0];
+        V e = K > 1 ? load(x + L) * vv[1] : V{};
 #pragma GCC unroll 8
         for (int k = 2; k < K; k += 2) {
-            d += xv[k] * vv[k];
-            if (k + 1 < K) e += xv[k + 1] * vv[k + 1];
+            d += load(x + k * L) * vv[k];
+            if (k + 1 < K) e += load(x + (k + 1) * L) * vv[k + 1];
         }
         d += e;
-        T dot = d[0];
+        T sum = d[0];
 #pragma GCC unroll 8
-        for (std::int64_t l = 1; l < L; ++l) dot += d[l];
-        const T s = update(i, dot);
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) acc[k] += s * xv[k];
+        for (std::int64_t l = 1; l < L; ++l) sum += d[l];
+        return sum;
     };
+    auto accumulate = [&](const T* x, T s) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) acc[k] += s * load(x + k * L);
+    };
+    alignas(32) T dots[G], scores[G];
     // Rows whose W-wide loads stay inside the n x p array.
     const std::int64_t safe = n * p >= W ? std::min(n, (n * p - W) / p + 1) : 0;
-    for (std::int64_t i = 0; i < safe; ++i) row(X + i * p, i);
+    std::int64_t i = 0;
+    for (; i + G <= safe; i += G) {
+        const T* rows = X + i * p;
+#pragma GCC unroll 8
+        for (int g = 0; g < G; ++g) dots[g] = dot(rows + g * p);
+        update(i, G, dots, scores);
+#pragma GCC unroll 8
+        for (int g = 0; g < G; ++g) accumulate(rows + g * p, scores[g]);
+    }
     alignas(32) T tail[W];
-    for (std::int64_t i = safe; i < n; ++i) {
-        std::fill(tail, tail + W, T(0));
-        std::copy(X + i * p, X + (i + 1) * p, tail);
-        row(tail, i);
+    for (; i < n; ++i) {
+        const T* x = X + i * p;
+        if (i >= safe) {
+            std::fill(tail, tail + W, T(0));
+            std::copy(x, x + p, tail);
+            x = tail;
+        }
+        dots[0] = dot(x);
+        update(i, 1, dots, scores);
+        accumulate(x, scores[0]);
     }
     alignas(32) T out[W];
 #pragma GCC unroll 8
@@ -119,12 +136,15 @@ template <class T, class Update>
 template <class T>
 RH_MULTIVERSION void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X, const T* step, T b, const T* r,
                                       const T* w, T tau, T* dz, T* s, T* product) {
-    auto update = [&](std::int64_t i, T dot) __attribute__((always_inline)) {
-        const T dzi = dot + b;
-        dz[i] = dzi;
-        const T si = w[i] * clip(r[i] + dzi, tau);
-        s[i] = si;
-        return si;
+    auto update = [&](std::int64_t i, int m, const T* dots, T* scores) __attribute__((always_inline)) {
+#pragma omp simd
+        for (int g = 0; g < m; ++g) {
+            const T dzi = dots[g] + b;
+            dz[i + g] = dzi;
+            const T si = w[i + g] * clip(r[i + g] + dzi, tau);
+            s[i + g] = si;
+            scores[g] = si;
+        }
     };
     dispatch(n, p, X, step, product, update);
 }
@@ -134,14 +154,20 @@ RH_MULTIVERSION TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, cons
                                             const T* r, const T* w, T tau, T* r_trial, T* s, T* product) {
     const T half_tau_squared = (T(0.5) * tau) * tau;
     double loss = 0.0, score = 0.0;
-    auto update = [&](std::int64_t i, T dot) __attribute__((always_inline)) {
-        const T ri = r[i] - (dot + b);
-        r_trial[i] = ri;
-        const T si = w[i] * clip(ri, tau);
-        s[i] = si;
-        loss += static_cast<double>(w[i] * huber_loss(ri, tau, half_tau_squared));
-        score += static_cast<double>(si);
-        return si;
+    auto update = [&](std::int64_t i, int m, const T* dots, T* scores) __attribute__((always_inline)) {
+        T loss_group = T(0), score_group = T(0);
+#pragma omp simd reduction(+ : loss_group, score_group)
+        for (int g = 0; g < m; ++g) {
+            const T ri = r[i + g] - (dots[g] + b);
+            r_trial[i + g] = ri;
+            const T si = w[i + g] * clip(ri, tau);
+            s[i + g] = si;
+            scores[g] = si;
+            loss_group += w[i + g] * huber_loss(ri, tau, half_tau_squared);
+            score_group += si;
+        }
+        loss += static_cast<double>(loss_group);
+        score += static_cast<double>(score_group);
     };
     dispatch(n, p, X, change, product, update);
     TrialSums sums;
