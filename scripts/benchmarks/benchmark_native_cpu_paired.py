@@ -11,13 +11,18 @@ or cold (a new estimator, hence a new engine, inside the timer).
         [--rounds-large 5]   # fewer rounds for the wide and streaming classes
 
 --settle-ms (default 300) pauses before each timed run and --prime (default 1)
-runs the same engine untimed right before it, both outside the timer: an
+/ --prime-ms (default 20) run the same engine untimed right before it (at
+least that many runs and for at least that long), all outside the timer:
+after an idle pause this VM's core needs milliseconds of work to reach full
+speed (a 0.7 ms native latency stream measured 1.89 ms right after a 300 ms
+pause, 1.16-1.27 ms after one priming run, 0.94 ms after five), which a 7 ms
+NumPy stream absorbs inside its own run but a short one does not. And: an
 OpenBLAS pool keeps its idle threads spinning for ~0.1 s after its last call
 (2^28 cycles), so without the pause each engine is measured while the other
 library's threads still spin on the second core of this 2-core machine, and
 without the priming run the pause itself would leave the engine cold (docs/
-native-cpu.md, "Threads"). --settle-ms 0 --prime 0 measures the plain
-interleaving; the record says which setting was used.
+native-cpu.md, "Threads"). --settle-ms 0 --prime 0 --prime-ms 0 measures the
+plain interleaving; the record says which setting was used.
 
 Each case also records the native engine's kernel path ("fast" or
 "reference_order", chosen by kernel="auto" from rows * d * d) and its last
@@ -155,6 +160,9 @@ def main():
                         help="pause before each timed run (outside the timer) so idle BLAS threads stop spinning")
     parser.add_argument("--prime", type=int, default=1,
                         help="untimed runs of the same engine right before each timed run")
+    parser.add_argument("--prime-ms", type=float, default=20.0,
+                        help="keep priming (untimed runs of the same engine) until this many ms have passed, so a "
+                             "short stream starts on a core as warm as a long one does")
     parser.add_argument("--lifecycle", choices=["steady", "cold"], default="steady",
                         help="steady: one primed model per engine, each stream starts with fit (warm engine, "
                              "empty state); cold: a new estimator inside the timer")
@@ -185,8 +193,10 @@ def main():
                     for b in order:
                         if args.settle_ms > 0:
                             time.sleep(args.settle_ms / 1e3)
-                        for _ in range(args.prime):
+                        primed, start = 0, time.perf_counter()
+                        while primed < args.prime or (time.perf_counter() - start) * 1e3 < args.prime_ms:
                             run_stream(models[b], batches)
+                            primed += 1
                         seconds, converged, iterations, model = run_stream(models[b], batches, args.lifecycle,
                                                                            makers[b])
                         timings[b].append(seconds)
@@ -213,7 +223,7 @@ def main():
                             "max_iter": 100, "tol": 1e-6,
                             "seed": args.seed, "lifecycles": [args.lifecycle], "operations": ["fit first batch + partial_fit stream"],
                             "pairing": "interleaved, alternating order", "n_jobs": args.n_jobs,
-                            "settle_ms": args.settle_ms, "prime_runs": args.prime},
+                            "settle_ms": args.settle_ms, "prime_runs": args.prime, "prime_ms": args.prime_ms},
               "cases": cases}
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as fh:
