@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/multiversion.hpp"
 
@@ -161,15 +162,30 @@ RH_MULTIVERSION void subtract_product(std::int64_t n, const T* r, const T* dz, T
     for (std::int64_t i = 0; i < n; ++i) out[i] = r[i] - (dz[i] + b);
 }
 
+// Rows are selected 64 at a time through a bit mask built without branches
+// and walked with count-trailing-zeros: a branch per row mispredicts on
+// every change of the pattern (perf: half of the gather's time at 4,096 x 16).
+template <class T, class Select>
+[[gnu::always_inline]] inline std::uint64_t row_mask(std::int64_t begin, std::int64_t count, Select& select) {
+    std::uint64_t mask = 0;
+    for (std::int64_t k = 0; k < count; ++k) mask |= static_cast<std::uint64_t>(select(begin + k)) << k;
+    return mask;
+}
+
 template <class T>
 RH_MULTIVERSION std::int64_t gather_weighted_rows(std::int64_t n, std::int64_t p, bool intercept, const T* X,
                                                   const T* c, T* out) {
     const std::int64_t d = p + (intercept ? 1 : 0);
     std::int64_t m = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-        if (!(c[i] > T(0))) continue;
-        scaled_row(p, intercept, X + i * p, std::sqrt(c[i]), out + m * d);
-        ++m;
+    auto weighted = [&](std::int64_t i) __attribute__((always_inline)) { return c[i] > T(0); };
+    for (std::int64_t begin = 0; begin < n; begin += 64) {
+        std::uint64_t mask = row_mask<T>(begin, std::min<std::int64_t>(64, n - begin), weighted);
+        while (mask != 0) {
+            const std::int64_t i = begin + __builtin_ctzll(mask);
+            mask &= mask - 1;
+            scaled_row(p, intercept, X + i * p, std::sqrt(c[i]), out + m * d);
+            ++m;
+        }
     }
     return m;
 }
@@ -180,15 +196,23 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
                                          std::int64_t& falling) {
     const std::int64_t d = p + (intercept ? 1 : 0);
     std::int64_t up = 0, down = 0;
-    for (std::int64_t i = 0; i < n; ++i) {
-        const T delta = c_new[i] - c_old[i];
-        if (delta == T(0)) continue;
-        if (delta > T(0)) {
-            scaled_row(p, intercept, X + i * p, std::sqrt(delta), out + up * d);
+    auto rises = [&](std::int64_t i) __attribute__((always_inline)) { return c_new[i] - c_old[i] > T(0); };
+    auto falls = [&](std::int64_t i) __attribute__((always_inline)) { return c_new[i] - c_old[i] < T(0); };
+    for (std::int64_t begin = 0; begin < n; begin += 64) {
+        const std::int64_t count = std::min<std::int64_t>(64, n - begin);
+        std::uint64_t up_mask = row_mask<T>(begin, count, rises);
+        std::uint64_t down_mask = row_mask<T>(begin, count, falls);
+        while (up_mask != 0) {
+            const std::int64_t i = begin + __builtin_ctzll(up_mask);
+            up_mask &= up_mask - 1;
+            scaled_row(p, intercept, X + i * p, std::sqrt(c_new[i] - c_old[i]), out + up * d);
             ++up;
-        } else {
+        }
+        while (down_mask != 0) {
+            const std::int64_t i = begin + __builtin_ctzll(down_mask);
+            down_mask &= down_mask - 1;
             ++down;
-            scaled_row(p, intercept, X + i * p, std::sqrt(-delta), out + (n - down) * d);
+            scaled_row(p, intercept, X + i * p, std::sqrt(c_old[i] - c_new[i]), out + (n - down) * d);
         }
     }
     rising = up;
