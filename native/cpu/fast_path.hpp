@@ -275,13 +275,13 @@ void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum,
     finish_gradient(P, theta, score_sum, out);
 }
 
-// Rows per block of the fused trial pass: the block's rows are read from
+// Bytes of X per block of the fused BLAS passes: a block is read from
 // memory by the first product and from cache by the second.
-inline constexpr std::int64_t kTrialBlockBytes = std::int64_t{128} << 10;
+inline constexpr std::int64_t kFusedBlockBytes = std::int64_t{128} << 10;
 
 template <class T>
 std::int64_t fused_block_rows(const Problem<T>& P) {
-    return std::max<std::int64_t>(16, kTrialBlockBytes / static_cast<std::int64_t>(sizeof(T) * P.features) &
+    return std::max<std::int64_t>(16, kFusedBlockBytes / static_cast<std::int64_t>(sizeof(T) * P.features) &
                                           ~std::int64_t{15});
 }
 
