@@ -150,6 +150,22 @@ RH_MULTIVERSION void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X
 }
 
 template <class T>
+RH_MULTIVERSION void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* theta, T b,
+                                          const T* y, const T* w, T tau, T* r, T* s, T* product) {
+    auto update = [&](std::int64_t i, int m, const T* dots, T* scores) __attribute__((always_inline)) {
+#pragma omp simd
+        for (int g = 0; g < m; ++g) {
+            const T ri = y[i + g] - (dots[g] + b);
+            r[i + g] = ri;
+            const T si = w[i + g] * clip(ri, tau);
+            s[i + g] = si;
+            scores[g] = si;
+        }
+    };
+    dispatch(n, p, X, theta, product, update);
+}
+
+template <class T>
 RH_MULTIVERSION TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T* change, T b,
                                             const T* r, const T* w, T tau, T* r_trial, T* s, T* product) {
     const T half_tau_squared = (T(0.5) * tau) * tau;
@@ -180,6 +196,10 @@ template void narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, 
                                       const float*, float, float*, float*, float*);
 template void narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
                                        const double*, const double*, double, double*, double*, double*);
+template void narrow_residual_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
+                                          const float*, const float*, float, float*, float*, float*);
+template void narrow_residual_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
+                                           const double*, const double*, double, double*, double*, double*);
 template TrialSums narrow_trial_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                             const float*, const float*, float, float*, float*, float*);
 template TrialSums narrow_trial_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,

@@ -27,6 +27,13 @@ template <class T>
 void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X, const T* step, T b, const T* r, const T* w, T tau,
                       T* dz, T* s, T* product);
 
+// The residual at the start of a solve over rows [0, n): r_i = y_i -
+// (x_i . theta[:p] + b), s_i = w_i score(r_i); product[:p] = sum_i s_i x_i
+// (the first gradient's X' s).
+template <class T>
+void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* theta, T b, const T* y, const T* w,
+                          T tau, T* r, T* s, T* product);
+
 // A LAMM trial over rows [0, n): dz_i = x_i . change[:p],
 // r_trial_i = r_i - (dz_i + b), s_i = w_i score(r_trial_i);
 // product[:p] = sum_i s_i x_i; returns the loss and score sums.
