@@ -480,8 +480,9 @@ def test_non_finite_input_is_rejected_through_the_native_check(name, raises_exac
 @pytest.mark.parametrize("p", [1, 3, 5, 7, 13, 17, 31, 32, 33, 63, 64, 65])
 def test_fast_path_every_row_width_agrees_with_numpy(p, penalty, dtype):
     rng = np.random.default_rng(100 + p)
-    tol = 1e-10 if (penalty, dtype) == ("none", "float64") else FAST_TOL[dtype]
-    cfg = config(penalty, tol=tol, max_iter=500)
+    # the solver default tolerance: far tighter ones end at the rounding noise
+    # floor, where accept/reject (and so "converged") is decided by rounding
+    cfg = config(penalty, tol=FAST_TOL[dtype], max_iter=500)
     native, reference = NativeCpuBackend(dtype, kernel="fast"), NumpyBackend("float64")
     a = RenewableHuberState.empty(p, True, dtype)
     b = RenewableHuberState.empty(p, True, "float64")
@@ -491,6 +492,6 @@ def test_fast_path_every_row_width_agrees_with_numpy(p, penalty, dtype):
                                 None if w is None else w.astype(np.float64), cfg)
         assert native.last_kernel_path == "fast" and da.converged
     scale = 1.0 + np.max(np.abs(b.coefficients))
-    band = {("none", "float64"): 1e-7, ("l1", "float64"): 2e-3,
+    band = {("none", "float64"): 1e-5, ("l1", "float64"): 2e-3,
             ("none", "float32"): 2e-3, ("l1", "float32"): 1e-2}[penalty, dtype]
     np.testing.assert_allclose(a.coefficients, b.coefficients, rtol=0, atol=band * scale)
