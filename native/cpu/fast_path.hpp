@@ -382,7 +382,7 @@ void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
 // ws.trial_products (part 0's slot holds the sum over the parts), so an
 // accepted trial's gradient needs no further pass.
 template <class T>
-TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_trial) {
+TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_trial, bool speculate = true) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
     const std::int64_t block_rows = fused_block_rows(P);
@@ -394,13 +394,13 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
-        T* product = ws.trial_products.data() + part * p;
+        T* product = speculate ? ws.trial_products.data() + part * p : nullptr;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
             partial[part] = narrow_trial_pass(end - begin, p, P.X + begin * p, change, b, r + begin, P.w + begin,
                                               P.tau, r_trial + begin, s + begin, product);
             return;
         }
-        std::fill(product, product + p, T(0));
+        if (speculate) std::fill(product, product + p, T(0));
         TrialSums sums;
         for (std::int64_t first = begin; first < end; first += block_rows) {
             const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
@@ -410,12 +410,13 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
                                                s + first);
             sums.loss += block.loss;
             sums.score_sum += block.score_sum;
-            blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
+            if (speculate)
+                blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
         }
         partial[part] = sums;
     };
     run_parts(P, parts, task);
-    sum_trial_products(P, parts);
+    if (speculate) sum_trial_products(P, parts);
     TrialSums total;
     for (int k = 0; k < parts; ++k) {
         total.loss += partial[k].loss;
@@ -644,12 +645,20 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
 // than not, and an accepted trial's residual becomes the next iteration's,
 // whose gradient then reuses that X' s: one pass over X per iteration
 // instead of two (a GEMV for the trial and a GEMV' for the gradient).
+//
+// A trial's X' s is wasted when the trial is rejected. LAMM restarts every
+// iteration at half the last accepted phi, and when the last iteration had
+// to raise phi that first trial is usually rejected again; it is then run
+// without the speculative product (a correct guess saves the accumulation,
+// a wrong one costs the accepted point's gradient a pass of its own).
 template <class T>
 struct FastLammEvaluator {
     const Problem<T>& P;
     // The residual buffer whose X' s and score sum ws.trial_products holds.
     const T* trial_residual = nullptr;
     double trial_score_sum = 0.0;
+    int trials_this_iteration = 0;
+    int trials_last_iteration = 0;
 
     double start(const T* theta, T* r) {
         if (start_residual(P, theta, r)) {  // X' s(r) came with it
@@ -661,6 +670,8 @@ struct FastLammEvaluator {
         return objective_value(P, theta, r);
     }
     void gradient(const T* theta, const T* r, T* g) {
+        trials_last_iteration = trials_this_iteration;
+        trials_this_iteration = 0;
         if (r == trial_residual) {
             std::copy(P.ws->trial_products.data(), P.ws->trial_products.data() + P.features, g);
             finish_gradient(P, theta, trial_score_sum, g);
@@ -672,8 +683,10 @@ struct FastLammEvaluator {
     double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
     double norm(const T* x) const { return euclidean_norm(P.d, x); }
     double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) {
-        const TrialSums sums = fused_trial(P, change, r, candidate_residual);
-        trial_residual = candidate_residual;
+        const bool speculate = trials_this_iteration > 0 || trials_last_iteration <= 1;
+        ++trials_this_iteration;
+        const TrialSums sums = fused_trial(P, change, r, candidate_residual, speculate);
+        trial_residual = speculate ? candidate_residual : nullptr;
         trial_score_sum = sums.score_sum;
         return sums.loss / P.weight_sum + memory_value(P, candidate);
     }

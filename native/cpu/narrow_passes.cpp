@@ -48,7 +48,7 @@ inline T huber_loss(T r, T tau, T half_tau_squared) noexcept {
 // the next row (those lanes meet zeros in v, and their lanes of acc are
 // dropped); the last rows, whose loads would leave X, go one by one through
 // a zero-padded copy.
-template <class T, int K, class Update>
+template <class T, int K, bool kAccumulate, class Update>
 [[gnu::always_inline]] inline void one_read_pass(std::int64_t n, std::int64_t p, const T* X, const T* v, T* product,
                                                  Update& update) {
     using V = typename Vector32<T>::type;
@@ -81,8 +81,10 @@ template <class T, int K, class Update>
         return sum;
     };
     auto accumulate = [&](const T* x, T s) __attribute__((always_inline)) {
+        if constexpr (kAccumulate) {
 #pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) acc[k] += s * load(x + k * L);
+            for (int k = 0; k < K; ++k) acc[k] += s * load(x + k * L);
+        }
     };
     alignas(32) T dots[G], scores[G];
     // Rows whose W-wide loads stay inside the n x p array.
@@ -108,26 +110,29 @@ template <class T, int K, class Update>
         update(i, 1, dots, scores);
         accumulate(x, scores[0]);
     }
-    alignas(32) T out[W];
+    if constexpr (kAccumulate) {
+        alignas(32) T out[W];
 #pragma GCC unroll 8
-    for (int k = 0; k < K; ++k) *reinterpret_cast<V*>(out + k * L) = acc[k];
-    std::copy(out, out + p, product);
+        for (int k = 0; k < K; ++k) *reinterpret_cast<V*>(out + k * L) = acc[k];
+        std::copy(out, out + p, product);
+    }
 }
 
-// Dispatches on the row's vector count (1..8).
-template <class T, class Update>
+// Dispatches on the row's vector count (1..8); kAccumulate = false skips
+// the X' s accumulation (product untouched).
+template <bool kAccumulate = true, class T, class Update>
 [[gnu::always_inline]] inline void dispatch(std::int64_t n, std::int64_t p, const T* X, const T* v, T* product,
                                             Update& update) {
     constexpr std::int64_t L = 32 / static_cast<std::int64_t>(sizeof(T));
     switch ((p + L - 1) / L) {
-        case 1: one_read_pass<T, 1>(n, p, X, v, product, update); break;
-        case 2: one_read_pass<T, 2>(n, p, X, v, product, update); break;
-        case 3: one_read_pass<T, 3>(n, p, X, v, product, update); break;
-        case 4: one_read_pass<T, 4>(n, p, X, v, product, update); break;
-        case 5: one_read_pass<T, 5>(n, p, X, v, product, update); break;
-        case 6: one_read_pass<T, 6>(n, p, X, v, product, update); break;
-        case 7: one_read_pass<T, 7>(n, p, X, v, product, update); break;
-        default: one_read_pass<T, 8>(n, p, X, v, product, update); break;
+        case 1: one_read_pass<T, 1, kAccumulate>(n, p, X, v, product, update); break;
+        case 2: one_read_pass<T, 2, kAccumulate>(n, p, X, v, product, update); break;
+        case 3: one_read_pass<T, 3, kAccumulate>(n, p, X, v, product, update); break;
+        case 4: one_read_pass<T, 4, kAccumulate>(n, p, X, v, product, update); break;
+        case 5: one_read_pass<T, 5, kAccumulate>(n, p, X, v, product, update); break;
+        case 6: one_read_pass<T, 6, kAccumulate>(n, p, X, v, product, update); break;
+        case 7: one_read_pass<T, 7, kAccumulate>(n, p, X, v, product, update); break;
+        default: one_read_pass<T, 8, kAccumulate>(n, p, X, v, product, update); break;
     }
 }
 
@@ -185,7 +190,10 @@ RH_MULTIVERSION TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, cons
         loss += static_cast<double>(loss_group);
         score += static_cast<double>(score_group);
     };
-    dispatch(n, p, X, change, product, update);
+    if (product != nullptr)
+        dispatch(n, p, X, change, product, update);
+    else
+        dispatch<false>(n, p, X, change, product, update);
     TrialSums sums;
     sums.loss = loss;
     sums.score_sum = score;

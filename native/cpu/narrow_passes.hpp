@@ -36,7 +36,8 @@ void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* t
 
 // A LAMM trial over rows [0, n): dz_i = x_i . change[:p],
 // r_trial_i = r_i - (dz_i + b), s_i = w_i score(r_trial_i);
-// product[:p] = sum_i s_i x_i; returns the loss and score sums.
+// product[:p] = sum_i s_i x_i (skipped when product is null); returns the
+// loss and score sums.
 template <class T>
 TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T* change, T b, const T* r,
                             const T* w, T tau, T* r_trial, T* s, T* product);
