@@ -124,6 +124,17 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
         .def_prop_ro_static("dtype", [dtype](nb::handle) { return std::string(dtype); });
 }
 
+template <class T>
+void bind_all_finite(nb::module_& m, const char* doc) {
+    m.def(
+        "all_finite",
+        [](nb::ndarray<const T, nb::c_contig, nb::device::cpu> a) {
+            nb::gil_scoped_release release;
+            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
+        },
+        "a"_a.noconvert(), doc);
+}
+
 }  // namespace
 
 NB_MODULE(_renewable_huber_native_cpu, m) {
@@ -207,18 +218,6 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     m.def("available_cores", &rh::cpu::available_cores, "cores this process may run on (its CPU affinity)");
     // The engine's vectorized finiteness test, for the estimator's input
     // validation (same answer as numpy.isfinite(a).all(), one read of a).
-    m.def(
-        "all_finite",
-        [](nb::ndarray<const double, nb::c_contig, nb::device::cpu> a) {
-            nb::gil_scoped_release release;
-            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
-        },
-        "a"_a.noconvert(), "True when no element of the C-contiguous float64 array is NaN or infinite");
-    m.def(
-        "all_finite",
-        [](nb::ndarray<const float, nb::c_contig, nb::device::cpu> a) {
-            nb::gil_scoped_release release;
-            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
-        },
-        "a"_a.noconvert(), "True when no element of the C-contiguous float32 array is NaN or infinite");
+    bind_all_finite<double>(m, "True when no element of the C-contiguous float64 array is NaN or infinite");
+    bind_all_finite<float>(m, "True when no element of the C-contiguous float32 array is NaN or infinite");
 }
