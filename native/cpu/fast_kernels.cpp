@@ -145,21 +145,9 @@ RH_MULTIVERSION void residual_from_product(std::int64_t n, const T* y, T b, T* o
 }
 
 template <class T>
-RH_MULTIVERSION void add_scalar(std::int64_t n, T b, T* x) {
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) x[i] += b;
-}
-
-template <class T>
 RH_MULTIVERSION void add_scaled(std::int64_t n, T t, const T* x, T* y) {
 #pragma omp simd
     for (std::int64_t i = 0; i < n; ++i) y[i] = y[i] + t * x[i];
-}
-
-template <class T>
-RH_MULTIVERSION void subtract_product(std::int64_t n, const T* r, const T* dz, T b, T* out) {
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) out[i] = r[i] - (dz[i] + b);
 }
 
 // Rows are selected 64 at a time through a bit mask built without branches
@@ -225,9 +213,7 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
     template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
     template void full_step_scores<T>(std::int64_t, const T*, T*, T, const T*, T, T*);                          \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
-    template void add_scalar<T>(std::int64_t, T, T*);                                                           \
     template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \
-    template void subtract_product<T>(std::int64_t, const T*, const T*, T, T*);                                 \
     template std::int64_t gather_weighted_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, T*);   \
     template void gather_changed_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, const T*, T*,    \
                                          std::int64_t&, std::int64_t&);

@@ -43,17 +43,9 @@ void full_step_scores(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau,
 template <class T>
 void residual_from_product(std::int64_t n, const T* y, T b, T* out);
 
-// x_i += b.
-template <class T>
-void add_scalar(std::int64_t n, T b, T* x);
-
 // y_i = y_i + t x_i.
 template <class T>
 void add_scaled(std::int64_t n, T t, const T* x, T* y);
-
-// out_i = r_i - (dz_i + b).
-template <class T>
-void subtract_product(std::int64_t n, const T* r, const T* dz, T b, T* out);
 
 // Rows i with c_i > 0 as sqrt(c_i) * [x_i, 1] (the 1 only with an
 // intercept), packed into out (m x d); returns m.

@@ -151,13 +151,6 @@ void residual(const Problem<T>& P, const T* theta, T* out) {
     residual_from_product(P.rows, P.y, P.intercept ? theta[P.features] : T(0), out);
 }
 
-// out = Z v = X v[:p] + v[p].
-template <class T>
-void design_product(const Problem<T>& P, const T* v, T* out) {
-    product_rows(P, v, out);
-    if (P.intercept) add_scalar(P.rows, v[P.features], out);
-}
-
 template <class T>
 ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
     Workspace<T>& ws = *P.ws;
