@@ -29,6 +29,33 @@ template <class T>
     return *reinterpret_cast<const typename Vector32<T>::unaligned*>(x);
 }
 
+// Lane sums of one vector per row, for a group of rows as wide as a vector:
+// returns S with S[g] = sum_l D[g][l]. Each level adds pairs of vectors
+// after interleaving blocks of H lanes, so the group needs L - 1 vector adds
+// and 2 (L - 1) shuffles instead of L - 1 scalar adds per row.
+[[gnu::always_inline]] inline Vector32<double>::type fold_rows(const Vector32<double>::type* D) {
+    using I = std::int64_t __attribute__((vector_size(32)));
+    constexpr I lo1{0, 4, 2, 6}, hi1{1, 5, 3, 7}, lo2{0, 1, 4, 5}, hi2{2, 3, 6, 7};
+    const auto a = __builtin_shuffle(D[0], D[1], lo1) + __builtin_shuffle(D[0], D[1], hi1);  // rows 0, 1
+    const auto b = __builtin_shuffle(D[2], D[3], lo1) + __builtin_shuffle(D[2], D[3], hi1);  // rows 2, 3
+    return __builtin_shuffle(a, b, lo2) + __builtin_shuffle(a, b, hi2);
+}
+[[gnu::always_inline]] inline Vector32<float>::type fold_rows(const Vector32<float>::type* D) {
+    using I = std::int32_t __attribute__((vector_size(32)));
+    constexpr I lo1{0, 8, 2, 10, 4, 12, 6, 14}, hi1{1, 9, 3, 11, 5, 13, 7, 15};
+    constexpr I lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
+    constexpr I lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+    Vector32<float>::type pairs[4], quads[2];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+        pairs[j] = __builtin_shuffle(D[2 * j], D[2 * j + 1], lo1) + __builtin_shuffle(D[2 * j], D[2 * j + 1], hi1);
+#pragma GCC unroll 2
+    for (int j = 0; j < 2; ++j)
+        quads[j] = __builtin_shuffle(pairs[2 * j], pairs[2 * j + 1], lo2) +
+                   __builtin_shuffle(pairs[2 * j], pairs[2 * j + 1], hi2);
+    return __builtin_shuffle(quads[0], quads[1], lo4) + __builtin_shuffle(quads[0], quads[1], hi4);
+}
+
 template <class T>
 inline T clip(T r, T tau) noexcept {
     return r < -tau ? -tau : (r > tau ? tau : r);
@@ -65,8 +92,8 @@ template <class T, int K, bool kAccumulate, class Update>
     }
     // Lambdas are inlined so that they are compiled with the caller's
     // instruction set (a separate function would be built for the baseline).
-    auto dot = [&](const T* x) __attribute__((always_inline)) {
-        // Two partial sums halve the dependent FMA chain.
+    // x . v as one vector of partial sums (two chains halve the FMA latency).
+    auto products = [&](const T* x) __attribute__((always_inline)) {
         V d = load(x) * vv[0];
         V e = K > 1 ? load(x + L) * vv[1] : V{};
 #pragma GCC unroll 8
@@ -74,7 +101,10 @@ template <class T, int K, bool kAccumulate, class Update>
             d += load(x + k * L) * vv[k];
             if (k + 1 < K) e += load(x + (k + 1) * L) * vv[k + 1];
         }
-        d += e;
+        return d + e;
+    };
+    auto dot = [&](const T* x) __attribute__((always_inline)) {
+        const V d = products(x);
         T sum = d[0];
 #pragma GCC unroll 8
         for (std::int64_t l = 1; l < L; ++l) sum += d[l];
@@ -92,8 +122,10 @@ template <class T, int K, bool kAccumulate, class Update>
     std::int64_t i = 0;
     for (; i + G <= safe; i += G) {
         const T* rows = X + i * p;
+        V partial[G];
 #pragma GCC unroll 8
-        for (int g = 0; g < G; ++g) dots[g] = dot(rows + g * p);
+        for (int g = 0; g < G; ++g) partial[g] = products(rows + g * p);
+        *reinterpret_cast<V*>(dots) = fold_rows(partial);
         update(i, G, dots, scores);
 #pragma GCC unroll 8
         for (int g = 0; g < G; ++g) accumulate(rows + g * p, scores[g]);
@@ -174,29 +206,33 @@ template <class T>
 RH_MULTIVERSION TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T* change, T b,
                                             const T* r, const T* w, T tau, T* r_trial, T* s, T* product) {
     const T half_tau_squared = (T(0.5) * tau) * tau;
-    double loss = 0.0, score = 0.0;
+    // Per-lane sums in double, added up once at the end: a per-group
+    // horizontal sum would be a serial chain through every group.
+    constexpr int G = 32 / static_cast<int>(sizeof(T));
+    alignas(64) double loss_lanes[G] = {}, score_lanes[G] = {};
     auto update = [&](std::int64_t i, int m, const T* dots, T* scores) __attribute__((always_inline)) {
-        T loss_group = T(0), score_group = T(0);
-#pragma omp simd reduction(+ : loss_group, score_group)
+#pragma omp simd
         for (int g = 0; g < m; ++g) {
             const T ri = r[i + g] - (dots[g] + b);
             r_trial[i + g] = ri;
             const T si = w[i + g] * clip(ri, tau);
             s[i + g] = si;
             scores[g] = si;
-            loss_group += w[i + g] * huber_loss(ri, tau, half_tau_squared);
-            score_group += si;
+            loss_lanes[g] += static_cast<double>(w[i + g] * huber_loss(ri, tau, half_tau_squared));
+            score_lanes[g] += static_cast<double>(si);
         }
-        loss += static_cast<double>(loss_group);
-        score += static_cast<double>(score_group);
     };
     if (product != nullptr)
         dispatch(n, p, X, change, product, update);
     else
         dispatch<false>(n, p, X, change, product, update);
     TrialSums sums;
-    sums.loss = loss;
-    sums.score_sum = score;
+    sums.loss = 0.0;
+    sums.score_sum = 0.0;
+    for (int g = 0; g < G; ++g) {
+        sums.loss += loss_lanes[g];
+        sums.score_sum += score_lanes[g];
+    }
     return sums;
 }
 
