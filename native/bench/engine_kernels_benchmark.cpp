@@ -13,6 +13,7 @@
 #include "cpu/blas_provider.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/fast_kernels.hpp"
+#include "cpu/narrow_gram.hpp"
 #include "cpu/surrogate_objective.hpp"
 #include "cpu/thread_policy.hpp"
 
@@ -130,6 +131,20 @@ void fast_gram_full(benchmark::State& state) {
     }
 }
 
+// The fast path's Gram for narrow rows: in place, register tiles (cpu/narrow_gram.hpp).
+template <class T>
+void narrow_gram(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features), c(p.n, T(1));
+    for (std::int64_t i = 0; i < p.n; ++i)
+        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    for (auto _ : state) {
+        rh::cpu::fast::narrow_gram_accumulate(p.n, features, true, X.data(), c.data(), T(1), p.gram.data());
+        benchmark::DoNotOptimize(p.gram.data());
+    }
+}
+
 template <class T>
 void blas_syrk_threads(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
@@ -241,6 +256,8 @@ BENCHMARK(objective_value<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond)
 BENCHMARK(gradient<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_gram_full<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk_threads<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_gram<double>)->Args({4096, 16})->Args({65536, 32})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_gram<float>)->Args({4096, 16})->Args({65536, 32})->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_gram_full<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk_threads<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);

@@ -8,6 +8,32 @@
 #if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(RH_NO_MULTIVERSION)
 #define RH_MULTIVERSION __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define RH_PER_TARGET 1
 #else
 #define RH_MULTIVERSION
+#define RH_PER_TARGET 0
 #endif
+
+// The other way, for kernels built on wide vector types: a file includes
+// its kernel once per level inside `#pragma GCC target(...)` regions (when
+// RH_PER_TARGET) and picks one with isa_level(). Helpers inlined into a
+// target_clones clone were lowered for the baseline first, and GCC 12 then
+// builds each 32/64-byte broadcast lane by lane; under the pragma every
+// helper is compiled for the level.
+
+#include <cstdint>
+
+namespace rh::core {
+
+enum class IsaLevel : std::uint8_t { baseline, x86_64_v3, x86_64_v4 };
+
+// The level the per-target kernels use: the highest this CPU runs (what
+// target_clones' resolver picks), capped by the environment variable
+// RH_NATIVE_ISA_LEVEL ("baseline", "x86-64-v3", "x86-64-v4") when set, so
+// tests can run every level's kernels on one machine. Read once.
+IsaLevel isa_level() noexcept;
+
+// "baseline", "x86-64-v3" or "x86-64-v4".
+const char* isa_level_name(IsaLevel level) noexcept;
+
+}  // namespace rh::core

@@ -45,6 +45,7 @@
 #include "cpu/blas_provider.hpp"
 #include "cpu/fast_kernels.hpp"
 #include "cpu/lamm.hpp"
+#include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
 #include "cpu/solve_ladder.hpp"
 #include "cpu/solver_result.hpp"
@@ -477,6 +478,12 @@ public:
             row_range(part, parts, n, begin, end);
             T* block = gathered + begin * d;
             T* target = part == 0 ? ws.gram.data() : ws.partial_grams.data() + (part - 1) * d * d;
+            if (P_.features <= narrow_gram_max_features<T>) {  // in place, no gather
+                for (std::int64_t i = 0; i < d; ++i) std::fill(target + i * d + i, target + (i + 1) * d, T(0));
+                narrow_gram_accumulate(end - begin, P_.features, P_.intercept, P_.X + begin * P_.features,
+                                       c + begin, T(1), target);
+                return;
+            }
             bool first = true;
             for (std::int64_t start = begin; start < end; start += block_rows) {
                 const std::int64_t stop = std::min(end, start + block_rows);
@@ -510,6 +517,12 @@ private:
         T* gathered = ws.weighted_design.data();
         std::int64_t rising = 0, falling = 0;
         gather_changed_rows(n, P_.features, P_.intercept, P_.X, c_new, c_old, gathered, rising, falling);
+        if (d <= narrow_gram_max_features<T>) {
+            narrow_gram_accumulate(rising, d, false, gathered, static_cast<const T*>(nullptr), T(1), ws.gram.data());
+            narrow_gram_accumulate(falling, d, false, gathered + (n - falling) * d, static_cast<const T*>(nullptr),
+                                   T(-1), ws.gram.data());
+            return;
+        }
         const auto dd = static_cast<blas::index_t>(d);
         if (rising > 0)
             blas::gram_upper_accumulate(static_cast<blas::index_t>(rising), dd, gathered, T(1), ws.gram.data());

@@ -17,6 +17,7 @@
 
 #include "core/diagnostics.hpp"
 #include "core/invariants.hpp"
+#include "core/multiversion.hpp"
 #include "core/status.hpp"
 #include "cpu/blas_provider.hpp"
 #include "cpu/engine.hpp"
@@ -215,6 +216,9 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     m.def("blas_provider", &rh::cpu::blas::provider_name, "BLAS/LAPACK provider the engine was built against");
     m.def("blas_config", &rh::cpu::blas::provider_config, "the provider's own build/config string");
     m.def("blas_threads", &rh::cpu::blas::get_num_threads, "current size of the provider's thread pool");
+    m.def(
+        "isa_level", [] { return std::string(rh::core::isa_level_name(rh::core::isa_level())); },
+        "instruction-set level of the narrow kernels: baseline, x86-64-v3 or x86-64-v4 (RH_NATIVE_ISA_LEVEL caps it)");
     m.def("available_cores", &rh::cpu::available_cores, "cores this process may run on (its CPU affinity)");
     // The engine's vectorized finiteness test, for the estimator's input
     // validation (same answer as numpy.isfinite(a).all(), one read of a).

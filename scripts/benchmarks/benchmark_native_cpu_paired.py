@@ -142,7 +142,8 @@ def environment():
                        for i in threadpool_info()],
         "thread_env": {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS") or k.startswith("OPENBLAS")},
         "native_cpu": {"version": native.__version__, "abi": native.ABI_VERSION, "blas_provider": native.blas_provider(),
-                       "blas_config": native.blas_config(), "blas_threads": native.blas_threads()},
+                       "blas_config": native.blas_config(), "blas_threads": native.blas_threads(),
+                       "isa_level": native.isa_level()},
         "native_cuda": "unavailable", "cupy": "unavailable", "cuda_runtime": "unavailable", "gpu": "unavailable",
     }
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -159,6 +162,7 @@ def test_module_reports_version_provider_and_threads():
     assert info["abi_version"] == adapter.SUPPORTED_ABI_VERSION
     assert "openblas" in info["blas_provider"].lower() or "blas" in info["blas_provider"].lower()
     assert info["available_cores"] >= 1
+    assert info["isa_level"] in ("baseline", "x86-64-v3", "x86-64-v4")
     assert NativeCpuBackend("float64", n_jobs=1).n_jobs == 1
     assert NativeCpuBackend("float64", n_jobs=-1).n_jobs == info["available_cores"]
     assert NativeCpuBackend("float64", n_jobs=None).n_jobs >= 1
@@ -495,3 +499,25 @@ def test_fast_path_every_row_width_agrees_with_numpy(p, penalty, dtype):
     band = {("none", "float64"): 1e-5, ("l1", "float64"): 2e-3,
             ("none", "float32"): 2e-3, ("l1", "float32"): 1e-2}[penalty, dtype]
     np.testing.assert_allclose(a.coefficients, b.coefficients, rtol=0, atol=band * scale)
+
+
+ISA_LEVELS = ["baseline", "x86-64-v3", "x86-64-v4"]
+
+
+@pytest.mark.parametrize("level", ISA_LEVELS[:-1])
+def test_fast_path_agrees_with_numpy_at_lower_isa_levels(level):
+    # The narrow kernels exist once per instruction-set level and a CPU runs
+    # only its highest; RH_NATIVE_ISA_LEVEL caps it, read once per process,
+    # so the row-width test reruns in a child process at each lower level.
+    native_level = adapter._native.isa_level()
+    expected = min(level, native_level, key=ISA_LEVELS.index)
+    env = dict(os.environ, RH_NATIVE_ISA_LEVEL=level)
+    probe = subprocess.run([sys.executable, "-c", "import _renewable_huber_native_cpu as m; print(m.isa_level())"],
+                           env=env, capture_output=True, text=True, timeout=60, check=True)
+    assert probe.stdout.strip() == expected
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"{__file__}::test_fast_path_every_row_width_agrees_with_numpy"],
+        env=env, capture_output=True, text=True, timeout=900)
+    assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
+    assert "passed" in child.stdout and "failed" not in child.stdout

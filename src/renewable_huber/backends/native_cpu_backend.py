@@ -85,6 +85,7 @@ def provider_info() -> dict[str, Any]:
         "blas_config": _native.blas_config(),
         "blas_threads": _native.blas_threads(),
         "available_cores": _native.available_cores(),
+        "isa_level": _native.isa_level(),
         "fast_kernel_threshold": int(getattr(_native, "FAST_KERNEL_THRESHOLD", 0)),
     }
 

@@ -1,0 +1,200 @@
+// The narrow kernels (cpu/narrow_gram.hpp, cpu/narrow_passes.hpp) against
+// direct double-precision sums, at every row-width class and at row counts
+// that exercise full row groups, partial groups and the zero-padded tail.
+// CTest runs this binary once per instruction-set level the machine has
+// (RH_NATIVE_ISA_LEVEL caps core::isa_level()).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/multiversion.hpp"
+#include "cpu/narrow_gram.hpp"
+#include "cpu/narrow_passes.hpp"
+
+using namespace rh;
+
+namespace {
+
+template <class T>
+struct Rows {
+    std::int64_t n, p;
+    std::vector<T> X, v, y, r, w, c;
+
+    Rows(std::int64_t rows, std::int64_t features, unsigned seed)
+        : n(rows), p(features), X(rows * features), v(features + 1), y(rows), r(rows), w(rows), c(rows) {
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<double> normal;
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        for (auto& x : X) x = T(normal(rng));
+        for (auto& x : v) x = T(0.5 * normal(rng));
+        for (std::int64_t i = 0; i < n; ++i) {
+            y[i] = T(2.0 * normal(rng));
+            r[i] = T(2.0 * normal(rng));
+            w[i] = i % 7 == 3 ? T(0) : T(uniform(rng) * 2.0);  // some zero weights
+            c[i] = i % 5 == 1 ? T(0) : T(uniform(rng));
+        }
+    }
+    double x(std::int64_t i, std::int64_t j) const { return double(X[i * p + j]); }
+    double dot(std::int64_t i, const std::vector<T>& u) const {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < p; ++j) sum += x(i, j) * double(u[j]);
+        return sum;
+    }
+    double dot_magnitude(std::int64_t i, const std::vector<T>& u) const {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < p; ++j) sum += std::fabs(x(i, j) * double(u[j]));
+        return sum;
+    }
+};
+
+double clip(double r, double tau) { return r < -tau ? -tau : (r > tau ? tau : r); }
+double huber(double r, double tau) { return std::fabs(r) <= tau ? 0.5 * r * r : tau * std::fabs(r) - 0.5 * tau * tau; }
+
+template <class T>
+double eps() {
+    return double(std::numeric_limits<T>::epsilon());
+}
+
+// Feature counts: every vector count of 32- and 64-byte vectors, with
+// remainders of every kind, up to the kernels' limit.
+template <class T>
+std::vector<std::int64_t> widths() {
+    std::vector<std::int64_t> out{1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 24, 31, 32};
+    if (sizeof(T) == 4)
+        for (std::int64_t p : {33, 47, 48, 63, 64}) out.push_back(p);
+    return out;
+}
+const std::int64_t kRowCounts[] = {0, 1, 2, 3, 5, 8, 16, 17, 63, 64, 100, 1000};
+
+template <class T>
+class NarrowKernels : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(NarrowKernels, Types);
+
+TEST(NarrowKernelsLevel, ReportsTheLevelInUse) {
+    const char* level = core::isa_level_name(core::isa_level());
+    ::testing::Test::RecordProperty("isa_level", level);
+    std::printf("narrow kernels at %s\n", level);
+    SUCCEED();
+}
+
+TYPED_TEST(NarrowKernels, GramMatchesDirectSums) {
+    using T = TypeParam;
+    for (std::int64_t p : widths<T>())
+        for (std::int64_t n : kRowCounts)
+            for (bool intercept : {true, false})
+                for (bool weighted : {true, false})
+                    for (T alpha : {T(1), T(-1)}) {
+                        Rows<T> rows(n, p, static_cast<unsigned>(97 * p + n));
+                        const std::int64_t d = p + (intercept ? 1 : 0);
+                        const T sentinel = T(12345);
+                        std::vector<T> G(d * d, sentinel);
+                        for (std::int64_t j = 0; j < d; ++j)
+                            for (std::int64_t k = j; k < d; ++k) G[j * d + k] = T(0.25 * (j + 1));
+                        cpu::fast::narrow_gram_accumulate(n, p, intercept, rows.X.data(),
+                                                     weighted ? rows.c.data() : nullptr, alpha, G.data());
+                        for (std::int64_t j = 0; j < d; ++j)
+                            for (std::int64_t k = 0; k < d; ++k) {
+                                if (k < j) {
+                                    ASSERT_EQ(G[j * d + k], sentinel) << "lower triangle written at " << j << "," << k;
+                                    continue;
+                                }
+                                double exact = 0.0, magnitude = 0.0;
+                                for (std::int64_t i = 0; i < n; ++i) {
+                                    const double zj = j < p ? rows.x(i, j) : 1.0, zk = k < p ? rows.x(i, k) : 1.0;
+                                    const double term = (weighted ? double(rows.c[i]) : 1.0) * zj * zk;
+                                    exact += term;
+                                    magnitude += std::fabs(term);
+                                }
+                                exact = 0.25 * (j + 1) + double(alpha) * exact;
+                                const double tol = eps<T>() * (double(n) + double(p) + 4.0) * (magnitude + 1.0);
+                                ASSERT_NEAR(double(G[j * d + k]), exact, tol)
+                                    << "p=" << p << " n=" << n << " intercept=" << intercept
+                                    << " weighted=" << weighted << " alpha=" << alpha << " at " << j << "," << k;
+                            }
+                    }
+}
+
+// Shared checks of the per-row outputs and X' s of a pass.
+template <class T>
+void expect_product(const Rows<T>& rows, const std::vector<T>& s, const std::vector<T>& product, const char* what) {
+    for (std::int64_t j = 0; j < rows.p; ++j) {
+        double exact = 0.0, magnitude = 0.0;
+        for (std::int64_t i = 0; i < rows.n; ++i) {
+            exact += double(s[i]) * rows.x(i, j);
+            magnitude += std::fabs(double(s[i]) * rows.x(i, j));
+        }
+        ASSERT_NEAR(double(product[j]), exact, eps<T>() * (double(rows.n) + 8.0) * (magnitude + 1.0))
+            << what << " product p=" << rows.p << " n=" << rows.n << " column " << j;
+    }
+}
+
+TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
+    using T = TypeParam;
+    const T tau = T(1.345), b = T(0.3);
+    for (std::int64_t p : widths<T>())
+        for (std::int64_t n : kRowCounts)
+            for (bool with_product : {true, false}) {
+                Rows<T> rows(n, p, static_cast<unsigned>(31 * p + n));
+                std::vector<T> r_trial(n), s(n), product(p, T(-7));
+                const auto sums = cpu::fast::narrow_trial_pass(n, p, rows.X.data(), rows.v.data(), b, rows.r.data(),
+                                                          rows.w.data(), tau, r_trial.data(), s.data(),
+                                                          with_product ? product.data() : nullptr);
+                double loss = 0.0, score = 0.0, magnitude = 0.0;
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const double exact = double(rows.r[i]) - (rows.dot(i, rows.v) + double(b));
+                    const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.r[i])) + 1.0);
+                    ASSERT_NEAR(double(r_trial[i]), exact, tol) << "p=" << p << " n=" << n << " row " << i;
+                    ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r_trial[i]), double(tau)),
+                                4.0 * eps<T>() * 2.0)
+                        << "p=" << p << " n=" << n << " row " << i;
+                    loss += double(rows.w[i]) * huber(double(r_trial[i]), double(tau));
+                    score += double(s[i]);
+                    magnitude += double(rows.w[i]) * (huber(double(r_trial[i]), double(tau)) + double(tau));
+                }
+                const double tol = eps<T>() * (double(n) + 8.0) * (magnitude + 1.0);
+                EXPECT_NEAR(sums.loss, loss, tol) << "p=" << p << " n=" << n;
+                EXPECT_NEAR(sums.score_sum, score, tol) << "p=" << p << " n=" << n;
+                if (with_product)
+                    expect_product(rows, s, product, "trial");
+                else
+                    for (T value : product) ASSERT_EQ(value, T(-7)) << "product written without one asked for";
+            }
+}
+
+TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
+    using T = TypeParam;
+    const T tau = T(1.345), b = T(-0.2);
+    for (std::int64_t p : widths<T>())
+        for (std::int64_t n : kRowCounts) {
+            Rows<T> rows(n, p, static_cast<unsigned>(7 * p + n));
+            std::vector<T> dz(n), s(n), product(p), r(n);
+            cpu::fast::narrow_step_pass(n, p, rows.X.data(), rows.v.data(), b, rows.r.data(), rows.w.data(), tau,
+                                   dz.data(), s.data(), product.data());
+            for (std::int64_t i = 0; i < n; ++i) {
+                const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + 1.0);
+                ASSERT_NEAR(double(dz[i]), rows.dot(i, rows.v) + double(b), tol) << "step p=" << p << " row " << i;
+                ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(rows.r[i]) + double(dz[i]), double(tau)),
+                            8.0 * eps<T>() * 2.0)
+                    << "step p=" << p << " row " << i;
+            }
+            expect_product(rows, s, product, "step");
+
+            cpu::fast::narrow_residual_pass(n, p, rows.X.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
+                                       r.data(), s.data(), product.data());
+            for (std::int64_t i = 0; i < n; ++i) {
+                const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
+                ASSERT_NEAR(double(r[i]), double(rows.y[i]) - (rows.dot(i, rows.v) + double(b)), tol)
+                    << "residual p=" << p << " row " << i;
+                ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r[i]), double(tau)), 8.0 * eps<T>() * 2.0)
+                    << "residual p=" << p << " row " << i;
+            }
+            expect_product(rows, s, product, "residual");
+        }
+}
+
+}  // namespace
