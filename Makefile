@@ -6,7 +6,7 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.renewable-huber-installed
 NATIVE_STAMP := $(VENV)/.renewable-huber-native-cpu-installed
-NATIVE_SOURCES := $(shell find native -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.toml' \) -not -path 'native/build*') src/renewable_huber/_version.py
+NATIVE_SOURCES := $(shell find native -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.inc' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.toml' \) -not -path 'native/build*') src/renewable_huber/_version.py
 CTEST_BUILD := native/build
 JOBS ?= 2
 

@@ -99,6 +99,11 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         problem.d = d;
         problem.intercept = config.fit_intercept;
         problem.X = batch.X;
+        if (p <= fast::narrow_pass_max_features<T>) {
+            ws.reserve_panels(n, p);
+            problem.panels = ws.narrow_panels.data();
+            problem.panel_columns = (p + 3) / 4 * 4;
+        }
         problem.y = batch.y;
         problem.w = weights;
         problem.theta_prev = state.coefficients;

@@ -68,6 +68,10 @@ struct Problem {
     std::int64_t d = 0;         // p + intercept
     bool intercept = true;
     const T* X = nullptr;       // rows x p, row-major (the caller's buffer)
+    // Column panels of X for the narrow passes (p <= narrow_pass_max_features),
+    // built by start_residual; row begin's panels at panels + begin * panel_columns.
+    T* panels = nullptr;
+    std::int64_t panel_columns = 0;
     const T* y = nullptr;
     const T* w = nullptr;
     const T* theta_prev = nullptr;
@@ -309,10 +313,10 @@ void sum_trial_products(const Problem<T>& P, int parts) {
         for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
 }
 
-// r = y - Z theta at the start of a solve. Narrow rows: in the same read of
-// X also X' (w score(r)) into ws.trial_products (the first gradient's
-// product; returns true), overwriting ws.weighted_score. Wider rows: a GEMV
-// (returns false).
+// r = y - Z theta at the start of a solve. Narrow rows: builds the column
+// panels of X (P.panels) and in the same pass also X' (w score(r)) into
+// ws.trial_products (the first gradient's product; returns true),
+// overwriting ws.weighted_score. Wider rows: a GEMV (returns false).
 template <class T>
 bool start_residual(const Problem<T>& P, const T* theta, T* r) {
     const std::int64_t p = P.features;
@@ -327,7 +331,9 @@ bool start_residual(const Problem<T>& P, const T* theta, T* r) {
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
-        narrow_residual_pass(end - begin, p, P.X + begin * p, theta, b, P.y + begin, P.w + begin, P.tau, r + begin,
+        T* panels = P.panels + begin * P.panel_columns;
+        narrow_build_panels(end - begin, p, P.X + begin * p, panels);
+        narrow_residual_pass(end - begin, p, panels, theta, b, P.y + begin, P.w + begin, P.tau, r + begin,
                              s + begin, ws.trial_products.data() + part * p);
     };
     run_parts(P, parts, task);
@@ -353,7 +359,7 @@ void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
-            narrow_step_pass(end - begin, p, P.X + begin * p, step, b, r + begin, P.w + begin, P.tau, dz + begin,
+            narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin, P.w + begin, P.tau, dz + begin,
                              s + begin, product);
             return;
         }
@@ -390,7 +396,7 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
         row_range(part, parts, P.rows, begin, end);
         T* product = speculate ? ws.trial_products.data() + part * p : nullptr;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
-            partial[part] = narrow_trial_pass(end - begin, p, P.X + begin * p, change, b, r + begin, P.w + begin,
+            partial[part] = narrow_trial_pass(end - begin, p, P.panels + begin * P.panel_columns, change, b, r + begin, P.w + begin,
                                               P.tau, r_trial + begin, s + begin, product);
             return;
         }

@@ -45,6 +45,11 @@ constexpr int kVectorBytes = 32;
 #endif
 
 template <class T>
+void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) {
+    RH_BY_LEVEL(build_panels, n, p, X, panels)
+}
+
+template <class T>
 void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X, const T* step, T b, const T* r, const T* w, T tau,
                       T* dz, T* s, T* product) {
     RH_BY_LEVEL(step_pass, n, p, X, step, b, r, w, tau, dz, s, product)
@@ -64,6 +69,8 @@ TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T*
 
 #undef RH_BY_LEVEL
 
+template void narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
+template void narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
 template void narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float, const float*,
                                       const float*, float, float*, float*, float*);
 template void narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,

@@ -1,14 +1,17 @@
-// One-read row passes for narrow designs (p <= narrow_pass_max_features<T>):
-// each row of X is loaded into vector registers once and serves both
-// products of a fused pass (fast_path.hpp, fused_step_product / fused_trial):
+// One-read passes for narrow designs (p <= narrow_pass_max_features<T>)
+// over column panels of X: every row serves both products of a fused pass
+// (fast_path.hpp, fused_step_product / fused_trial):
 //
 //     dz_i = x_i . v,   then a per-row update that yields s_i,   acc += s_i x_i.
 //
-// For short rows the BLAS GEMV kernels are dominated by per-call and per-row
-// overheads (a 4,096 x 16 float64 GEMV takes ~15 us against ~3 us of
-// memory traffic from L2), and the blocked BLAS version of the fused passes
-// reads every row twice. Defined and explicitly instantiated (float,
-// double) in narrow_passes.cpp, multiversioned.
+// The panels store X by groups of rows, column by column (one vector of
+// rows per column), so both products are one multiply-add per column and
+// group: no horizontal sums per row. They are built once per update
+// (narrow_build_panels) and serve every pass of it. For short rows BLAS
+// GEMV is dominated by per-call and per-row overheads, and row-major dot
+// products by their horizontal sums. Defined and explicitly instantiated
+// (float, double) in narrow_passes.cpp, once per instruction-set level
+// (core/multiversion.hpp).
 #pragma once
 
 #include <cstdint>
@@ -21,17 +24,31 @@ namespace rh::cpu::fast {
 template <class T>
 inline constexpr std::int64_t narrow_pass_max_features = 8 * 32 / static_cast<std::int64_t>(sizeof(T));
 
+// Elements of the panels of n rows of p features (any level's layout fits).
+template <class T>
+inline std::int64_t narrow_panel_size(std::int64_t n, std::int64_t p) {
+    return (n + 16) * ((p + 3) / 4 * 4);
+}
+
+// The panels of rows [0, n) of X (n x p, row-major). Rows [begin, end) of a
+// larger batch, begin a multiple of 16, have their panels at
+// panels + begin * round_up(p, 4): a part's passes take that pointer.
+template <class T>
+void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
+
+// Below, `panels` are the panels of the n rows a pass covers.
+
 // Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b and
 // s_i = w_i score(r_i + dz_i); product[:p] = sum_i s_i x_i.
 template <class T>
-void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X, const T* step, T b, const T* r, const T* w, T tau,
+void narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r, const T* w, T tau,
                       T* dz, T* s, T* product);
 
 // The residual at the start of a solve over rows [0, n): r_i = y_i -
 // (x_i . theta[:p] + b), s_i = w_i score(r_i); product[:p] = sum_i s_i x_i
 // (the first gradient's X' s).
 template <class T>
-void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* theta, T b, const T* y, const T* w,
+void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y, const T* w,
                           T tau, T* r, T* s, T* product);
 
 // A LAMM trial over rows [0, n): dz_i = x_i . change[:p],
@@ -39,7 +56,7 @@ void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* t
 // product[:p] = sum_i s_i x_i (skipped when product is null); returns the
 // loss and score sums.
 template <class T>
-TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T* change, T b, const T* r,
+TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change, T b, const T* r,
                             const T* w, T tau, T* r_trial, T* s, T* product);
 
 }  // namespace rh::cpu::fast

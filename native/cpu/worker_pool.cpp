@@ -17,6 +17,9 @@ namespace {
 // the core right after it.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
+// Pauses (~20-70 cycles each) the caller waits for an awake worker to claim.
+constexpr int kClaimGraceSpins = 64;
+
 constexpr std::uint64_t pack(std::uint32_t generation, int parts, int next) {
     return (static_cast<std::uint64_t>(generation) << 32) | (static_cast<std::uint64_t>(parts) << 16) |
            static_cast<std::uint64_t>(next);
@@ -47,6 +50,12 @@ int WorkerPool::claim(std::uint32_t generation) {
     }
 }
 
+bool WorkerPool::unclaimed(std::uint32_t generation) const {
+    const std::uint64_t value = claim_.load(std::memory_order_acquire);
+    return static_cast<std::uint32_t>(value >> 32) == generation &&
+           static_cast<int>(value & 0xffff) < static_cast<int>((value >> 16) & 0xffff);
+}
+
 bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context) {
     ensure_workers(parts - 1);
     const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
@@ -58,6 +67,13 @@ bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context
     if (sleeping_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
 
     function(context, 0);
+    // An awake worker claims its part within about a microsecond of the
+    // dispatch; a part of a short pass can take little more than that, so
+    // the caller gives it that grace before taking the part itself (and
+    // reporting the worker late). A sleeping worker gets none: it needs a
+    // futex wake-up first.
+    if (sleeping_.load(std::memory_order_relaxed) == 0)
+        for (int spins = 0; spins < kClaimGraceSpins && unclaimed(generation); ++spins) RH_PAUSE();
     // Parts no worker has claimed yet run here.
     int by_caller = 0;
     for (int part = claim(generation); part >= 0; part = claim(generation)) {

@@ -55,6 +55,8 @@ private:
     void worker_loop();
     // Claims the next part of generation `generation`; -1 when none is left.
     int claim(std::uint32_t generation);
+    // Whether generation `generation` still has unclaimed parts.
+    bool unclaimed(std::uint32_t generation) const;
 
     std::vector<std::thread> workers_;
     void (*function_)(void*, int) = nullptr;

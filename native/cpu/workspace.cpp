@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cpu/narrow_passes.hpp"
+
 namespace rh::cpu {
 
 template <class T>
@@ -33,6 +35,11 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(singular_values, sizes.singular_values);
         least_squares_size_ = d;
     }
+}
+
+template <class T>
+void Workspace<T>::reserve_panels(std::int64_t rows, std::int64_t features) {
+    grow(narrow_panels, fast::narrow_panel_size<T>(rows, features));
 }
 
 template class Workspace<float>;

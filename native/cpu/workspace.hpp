@@ -35,6 +35,8 @@ public:
     // Fast LAMM, per thread: X' (w score(r_trial)) of the last majorization
     // trial (threads x p), so that an accepted trial's gradient costs no pass.
     std::vector<T> trial_products;
+    // Fast path, narrow rows: column panels of the batch (narrow_passes.hpp).
+    std::vector<T> narrow_panels;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
     std::vector<T> condition_work;                 // 4d, for the rcond estimates
@@ -42,6 +44,9 @@ public:
 
     void reserve(std::int64_t rows, std::int64_t parameters, bool needs_design_copy, bool needs_unit_weights,
                  int threads = 1);
+
+    // Room for the narrow passes' panels of rows x features.
+    void reserve_panels(std::int64_t rows, std::int64_t features);
 
     std::int64_t allocation_events() const noexcept { return allocation_events_; }
 

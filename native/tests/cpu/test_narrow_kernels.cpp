@@ -39,6 +39,12 @@ struct Rows {
         }
     }
     double x(std::int64_t i, std::int64_t j) const { return double(X[i * p + j]); }
+    // The passes' column panels of X.
+    std::vector<T> panels() const {
+        std::vector<T> out(cpu::fast::narrow_panel_size<T>(n, p), T(-99));
+        cpu::fast::narrow_build_panels(n, p, X.data(), out.data());
+        return out;
+    }
     double dot(std::int64_t i, const std::vector<T>& u) const {
         double sum = 0.0;
         for (std::int64_t j = 0; j < p; ++j) sum += x(i, j) * double(u[j]);
@@ -141,7 +147,8 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
             for (bool with_product : {true, false}) {
                 Rows<T> rows(n, p, static_cast<unsigned>(31 * p + n));
                 std::vector<T> r_trial(n), s(n), product(p, T(-7));
-                const auto sums = cpu::fast::narrow_trial_pass(n, p, rows.X.data(), rows.v.data(), b, rows.r.data(),
+                const auto panels = rows.panels();
+                const auto sums = cpu::fast::narrow_trial_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(),
                                                           rows.w.data(), tau, r_trial.data(), s.data(),
                                                           with_product ? product.data() : nullptr);
                 double loss = 0.0, score = 0.0, magnitude = 0.0;
@@ -173,7 +180,8 @@ TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
         for (std::int64_t n : kRowCounts) {
             Rows<T> rows(n, p, static_cast<unsigned>(7 * p + n));
             std::vector<T> dz(n), s(n), product(p), r(n);
-            cpu::fast::narrow_step_pass(n, p, rows.X.data(), rows.v.data(), b, rows.r.data(), rows.w.data(), tau,
+            const auto panels = rows.panels();
+            cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(), tau,
                                    dz.data(), s.data(), product.data());
             for (std::int64_t i = 0; i < n; ++i) {
                 const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + 1.0);
@@ -184,7 +192,7 @@ TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
             }
             expect_product(rows, s, product, "step");
 
-            cpu::fast::narrow_residual_pass(n, p, rows.X.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
+            cpu::fast::narrow_residual_pass(n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
                                        r.data(), s.data(), product.data());
             for (std::int64_t i = 0; i < n; ++i) {
                 const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
