@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/multiversion.hpp"
+#include "cpu/fast_huber.hpp"
 
 namespace rh::cpu::fast {
 
@@ -13,27 +14,6 @@ namespace {
 // Rows per block of the reductions: SIMD partial sums inside a block, block
 // sums added in order (error ~ (block / lanes + n / block) eps).
 constexpr std::int64_t kBlock = 512;
-
-template <class T>
-inline T clip(T r, T tau) noexcept {
-    return r < -tau ? -tau : (r > tau ? tau : r);
-}
-
-template <class T>
-inline T curvature(T r, T tau, T h, T inverse_two_h) noexcept {
-    const T left_ramp = T(0.5) + (r + tau) * inverse_two_h;
-    const T right_ramp = T(0.5) - (r - tau) * inverse_two_h;
-    const T outer = r <= tau + h ? right_ramp : T(0);
-    const T inner = r < tau - h ? T(1) : outer;
-    const T lower = r <= -tau + h ? left_ramp : inner;
-    return r < -tau - h ? T(0) : lower;
-}
-
-template <class T>
-inline T loss(T r, T tau, T half_tau_squared) noexcept {
-    const T a = std::fabs(r);
-    return a <= tau ? (T(0.5) * r) * r : tau * a - half_tau_squared;
-}
 
 template <class T>
 inline void scaled_row(std::int64_t p, bool intercept, const T* x, T scale, T* out) noexcept {
@@ -92,10 +72,10 @@ RH_MULTIVERSION double loss_sum(std::int64_t n, const T* r, const T* dz, T t, co
         T block = T(0);
         if (dz == nullptr) {
 #pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i], tau, half_tau_squared);
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * huber_loss(r[i], tau, half_tau_squared);
         } else {
 #pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) block += w[i] * loss(r[i] + t * dz[i], tau, half_tau_squared);
+            for (std::int64_t i = begin; i < end; ++i) block += w[i] * huber_loss(r[i] + t * dz[i], tau, half_tau_squared);
         }
         total += block;
     }
@@ -117,7 +97,7 @@ RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T 
             const T si = w[i] * clip(ri, tau);
             r_trial[i] = ri;
             s[i] = si;
-            loss_block += w[i] * loss(ri, tau, half_tau_squared);
+            loss_block += w[i] * huber_loss(ri, tau, half_tau_squared);
             score_block += si;
         }
         loss_total += loss_block;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/multiversion.hpp"
+#include "cpu/fast_huber.hpp"
 
 namespace rh::cpu::fast {
 
