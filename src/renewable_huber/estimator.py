@@ -12,7 +12,14 @@ import numpy as np
 from . import serialization
 from .backends.auto import choose_cpu_backend, choose_gpu_backend
 from .backends.registry import availability, create_backend
-from .config import PARAMETER_DEFAULTS, PARAMETER_NAMES, checked_solver_config, json_safe_params, validate_params
+from .config import (
+    PARAMETER_DEFAULTS,
+    PARAMETER_NAMES,
+    SolverConfig,
+    checked_solver_config,
+    json_safe_params,
+    validate_params,
+)
 from .core.diagnostics import UpdateDiagnostics
 from .exceptions import ConvergenceWarning, NotFittedError, ValidationError
 from .state import RenewableHuberState
@@ -164,10 +171,10 @@ class RenewableHuberRegressor:
     def __sklearn_is_fitted__(self) -> bool:
         return self.__dict__.get("_stream") is not None
 
-    def _validated_params(self) -> dict[str, Any]:
+    def _validated_params(self) -> tuple[dict[str, Any], SolverConfig]:
+        """The parameters and the solver configuration they give (validated)."""
         params = self.get_params()
-        checked_solver_config(params)
-        return params
+        return params, checked_solver_config(params)
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
@@ -176,21 +183,21 @@ class RenewableHuberRegressor:
         Every input is validated before the previous model is dropped, and the
         new model replaces the old one only when the whole update succeeded.
         """
-        params = self._validated_params()
+        params, config = self._validated_params()
         backend, auto_pending = self._resolve_backend(params, reuse=self._current_backend())
-        self._absorb(params, None, backend, auto_pending, X, y, sample_weight)
+        self._absorb(params, config, None, backend, auto_pending, X, y, sample_weight)
         return self
 
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
         """Absorb exactly one batch into the stream (the first batch starts it)."""
-        params = self._validated_params()
+        params, config = self._validated_params()
         stream = self.__dict__.get("_stream")
         if stream is None:
             backend, auto_pending = self._resolve_backend(params)
         else:
             self._check_stream_compatible(params, stream)
             backend, auto_pending = stream.backend, False
-        self._absorb(params, stream, backend, auto_pending, X, y, sample_weight)
+        self._absorb(params, config, stream, backend, auto_pending, X, y, sample_weight)
         return self
 
     def _check_stream_compatible(self, params: Mapping[str, Any], stream: _Stream) -> None:
@@ -246,6 +253,7 @@ class RenewableHuberRegressor:
     def _absorb(
         self,
         params: Mapping[str, Any],
+        config: SolverConfig,
         stream: Optional[_Stream],
         backend: Any,
         auto_pending: bool,
@@ -264,7 +272,6 @@ class RenewableHuberRegressor:
             feature_names = names
         else:
             state, feature_names = stream.state, stream.feature_names
-        config = checked_solver_config(params)
         try:
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
         except Exception as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -60,7 +60,17 @@ class RenewableHuberState:
         return float(self.n_samples_seen) if self.weight_sum is None else float(self.weight_sum)
 
     def copy(self) -> "RenewableHuberState":
-        return replace(self, coefficients=self.coefficients.copy(), information=self.information.copy())
+        # Spelled out: dataclasses.replace introspects the fields on every call.
+        return type(self)(
+            coefficients=self.coefficients.copy(),
+            information=self.information.copy(),
+            n_samples_seen=self.n_samples_seen,
+            batch_count=self.batch_count,
+            previous_lambda=self.previous_lambda,
+            n_features_in=self.n_features_in,
+            fit_intercept=self.fit_intercept,
+            weight_sum=self.weight_sum,
+        )
 
     def validate(self) -> None:
         """Raise ValidationError (messages in spec/API.md order) if the state is inconsistent."""
