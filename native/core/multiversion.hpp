@@ -15,13 +15,26 @@
 #endif
 
 // The other way, for kernels built on wide vector types: a file includes
-// its kernel once per level inside `#pragma GCC target(...)` regions (when
-// RH_PER_TARGET) and picks one with isa_level(). Helpers inlined into a
+// its kernel once per level inside `#pragma GCC target(...)` regions
+// (core/per_target_kernels.inc) and picks one with RH_BY_LEVEL / isa_level(). Helpers inlined into a
 // target_clones clone were lowered for the baseline first, and GCC 12 then
 // builds each 32/64-byte broadcast lane by lane; under the pragma every
 // helper is compiled for the level.
 
 #include <cstdint>
+
+// `return level::name(args...)` for the level isa_level() picked, inside a
+// namespace that included core/per_target_kernels.inc.
+#if RH_PER_TARGET
+#define RH_BY_LEVEL(name, ...)                                                 \
+    switch (::rh::core::isa_level()) {                                         \
+        case ::rh::core::IsaLevel::x86_64_v4: return v4::name(__VA_ARGS__);    \
+        case ::rh::core::IsaLevel::x86_64_v3: return v3::name(__VA_ARGS__);    \
+        default: return baseline::name(__VA_ARGS__);                           \
+    }
+#else
+#define RH_BY_LEVEL(name, ...) return baseline::name(__VA_ARGS__);
+#endif
 
 namespace rh::core {
 

@@ -10,40 +10,10 @@
 
 namespace rh::cpu::fast {
 
-// The kernels once per instruction-set level (core/multiversion.hpp,
-// RH_PER_TARGET): 64-byte vectors with AVX-512, 32-byte ones otherwise.
-#if RH_PER_TARGET
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v4")
-namespace v4 {
-constexpr int kVectorBytes = 64;
-#include "cpu/narrow_passes_kernel.inc"
-}  // namespace v4
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("arch=x86-64-v3")
-namespace v3 {
-constexpr int kVectorBytes = 32;
-#include "cpu/narrow_passes_kernel.inc"
-}  // namespace v3
-#pragma GCC pop_options
-#endif
-namespace baseline {
-constexpr int kVectorBytes = 32;
-#include "cpu/narrow_passes_kernel.inc"
-}  // namespace baseline
-
-// Calls `name` of the level this CPU runs.
-#if RH_PER_TARGET
-#define RH_BY_LEVEL(name, ...)                                                   \
-    switch (core::isa_level()) {                                                 \
-        case core::IsaLevel::x86_64_v4: return v4::name(__VA_ARGS__);            \
-        case core::IsaLevel::x86_64_v3: return v3::name(__VA_ARGS__);            \
-        default: return baseline::name(__VA_ARGS__);                             \
-    }
-#else
-#define RH_BY_LEVEL(name, ...) return baseline::name(__VA_ARGS__);
-#endif
+// The kernels once per instruction-set level: 64-byte vectors with AVX-512,
+// 32-byte ones otherwise.
+#define RH_KERNEL_FILE "cpu/narrow_passes_kernel.inc"
+#include "core/per_target_kernels.inc"
 
 template <class T>
 void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) {
@@ -51,24 +21,22 @@ void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) 
 }
 
 template <class T>
-void narrow_step_pass(std::int64_t n, std::int64_t p, const T* X, const T* step, T b, const T* r, const T* w, T tau,
+void narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r, const T* w, T tau,
                       T* dz, T* s, T* product) {
-    RH_BY_LEVEL(step_pass, n, p, X, step, b, r, w, tau, dz, s, product)
+    RH_BY_LEVEL(step_pass, n, p, panels, step, b, r, w, tau, dz, s, product)
 }
 
 template <class T>
-void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* X, const T* theta, T b, const T* y, const T* w,
+void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y, const T* w,
                           T tau, T* r, T* s, T* product) {
-    RH_BY_LEVEL(residual_pass, n, p, X, theta, b, y, w, tau, r, s, product)
+    RH_BY_LEVEL(residual_pass, n, p, panels, theta, b, y, w, tau, r, s, product)
 }
 
 template <class T>
-TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* X, const T* change, T b, const T* r,
+TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change, T b, const T* r,
                             const T* w, T tau, T* r_trial, T* s, T* product) {
-    RH_BY_LEVEL(trial_pass, n, p, X, change, b, r, w, tau, r_trial, s, product)
+    RH_BY_LEVEL(trial_pass, n, p, panels, change, b, r, w, tau, r_trial, s, product)
 }
-
-#undef RH_BY_LEVEL
 
 template void narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
 template void narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
