@@ -29,8 +29,10 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
 // is read (the Newton matrix is symmetric by construction there). With
 // "singular to working precision" meaning a LAPACK 1-norm reciprocal
 // condition estimate (pocon/gecon) <= eps * d, the cutoff gelsd applies:
-//   1. Cholesky (potrf/potrs) when it succeeds, the matrix is not singular
-//      to working precision and the solution is finite;
+//   1. Cholesky (potrf/potrs; up to d = 32 an inline factorization whose
+//      reciprocal condition number is computed exactly from the inverse
+//      factor) when it succeeds, the matrix is not singular to working
+//      precision and the solution is finite;
 //   2. LU with partial pivoting on the same terms;
 //   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d).
 // Unlike the reference's LU (which only falls back on an exactly zero

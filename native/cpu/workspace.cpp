@@ -19,7 +19,7 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(*buffer, rows);
     for (auto* buffer : {&theta, &candidate, &step, &gradient, &shift, &scratch, &history_direction, &penalty_mask})
         grow(*buffer, d);
-    for (auto* buffer : {&newton_matrix, &gram, &factor, &newton_matrix_full}) grow(*buffer, d * d);
+    for (auto* buffer : {&newton_matrix, &gram, &factor, &newton_matrix_full, &factor_inverse}) grow(*buffer, d * d);
     grow(pivots, d);
     if (threads > 1) {
         grow(partial_products, (threads - 1) * d);

@@ -29,7 +29,7 @@ public:
     std::vector<T> curvature, gram_curvature;
     // Parameter-sized buffers (d) and matrices (d x d).
     std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
-    std::vector<T> newton_matrix, gram, factor, newton_matrix_full;
+    std::vector<T> newton_matrix, gram, factor, newton_matrix_full, factor_inverse;
     // Fast path, per extra thread: a partial X' s (d) and a partial Gram (d x d).
     std::vector<T> partial_products, partial_grams;
     // Fast LAMM, per thread: X' (w score(r_trial)) of the last majorization
