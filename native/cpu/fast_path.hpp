@@ -487,7 +487,8 @@ public:
             if (P_.features <= narrow_gram_max_features<T>) {  // in place, no gather
                 for (std::int64_t i = 0; i < d; ++i) std::fill(target + i * d + i, target + (i + 1) * d, T(0));
                 narrow_gram_accumulate(end - begin, P_.features, P_.intercept, P_.X + begin * P_.features,
-                                       c + begin, T(1), target);
+                                       c + begin, T(1), target,
+                                       ws.gram_scratch.data() + part * narrow_gram_scratch_size(d));
                 return;
             }
             bool first = true;
@@ -524,9 +525,11 @@ private:
         std::int64_t rising = 0, falling = 0;
         gather_changed_rows(n, P_.features, P_.intercept, P_.X, c_new, c_old, gathered, rising, falling);
         if (d <= narrow_gram_max_features<T>) {
-            narrow_gram_accumulate(rising, d, false, gathered, static_cast<const T*>(nullptr), T(1), ws.gram.data());
+            T* scratch = ws.gram_scratch.data();
+            narrow_gram_accumulate(rising, d, false, gathered, static_cast<const T*>(nullptr), T(1), ws.gram.data(),
+                                   scratch);
             narrow_gram_accumulate(falling, d, false, gathered + (n - falling) * d, static_cast<const T*>(nullptr),
-                                   T(-1), ws.gram.data());
+                                   T(-1), ws.gram.data(), scratch);
             return;
         }
         const auto dd = static_cast<blas::index_t>(d);

@@ -12,13 +12,14 @@ namespace rh::cpu::fast {
 #include "core/per_target_kernels.inc"
 
 template <class T>
-void narrow_gram_accumulate(std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c, T alpha, T* G) {
-    RH_BY_LEVEL(narrow_gram, n, p, intercept, X, c, alpha, G)
+void narrow_gram_accumulate(std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c, T alpha, T* G,
+                            T* scratch) {
+    RH_BY_LEVEL(narrow_gram, n, p, intercept, X, c, alpha, G, scratch)
 }
 
 template void narrow_gram_accumulate<float>(std::int64_t, std::int64_t, bool, const float*, const float*, float,
-                                            float*);
+                                            float*, float*);
 template void narrow_gram_accumulate<double>(std::int64_t, std::int64_t, bool, const double*, const double*, double,
-                                             double*);
+                                             double*, double*);
 
 }  // namespace rh::cpu::fast

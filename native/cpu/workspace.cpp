@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
 
 namespace rh::cpu {
@@ -26,6 +27,7 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(partial_grams, (threads - 1) * d * d);
     }
     grow(trial_products, std::max(threads, 1) * d);
+    grow(gram_scratch, std::max(threads, 1) * fast::narrow_gram_scratch_size(d));
     grow(condition_work, 4 * d);
     grow(condition_iwork, d);
     if (least_squares_size_ < d) {

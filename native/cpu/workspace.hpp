@@ -37,6 +37,8 @@ public:
     std::vector<T> trial_products;
     // Fast path, narrow rows: column panels of the batch (narrow_passes.hpp).
     std::vector<T> narrow_panels;
+    // Fast path: the narrow Gram kernel's scratch, one per thread (narrow_gram.hpp).
+    std::vector<T> gram_scratch;
     std::vector<blas::index_t> pivots, least_squares_iwork;
     std::vector<T> singular_values, least_squares_work;
     std::vector<T> condition_work;                 // 4d, for the rcond estimates
