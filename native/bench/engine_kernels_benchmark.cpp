@@ -258,8 +258,8 @@ BENCHMARK(objective_value<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond)
 BENCHMARK(gradient<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_gram_full<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk_threads<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
-BENCHMARK(narrow_gram<double>)->Args({4096, 16})->Args({65536, 32})->Args({32768, 64})->Args({32768, 90})->Unit(benchmark::kMicrosecond);
-BENCHMARK(narrow_gram<float>)->Args({4096, 16})->Args({65536, 32})->Args({32768, 90})->Args({32768, 64})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_gram<double>)->Args({4096, 16})->Args({65536, 32})->Args({32768, 64})->Args({32768, 90})->Args({4096, 256})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_gram<float>)->Args({4096, 16})->Args({65536, 32})->Args({32768, 90})->Args({32768, 64})->Args({4096, 256})->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_gram_full<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk_threads<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);

@@ -18,11 +18,12 @@
 
 namespace rh::cpu::fast {
 
-// Widest p the kernel takes. Measured against gather + SYRK (one thread,
-// rh_engine_kernels_benchmark): 4,096 x 16 19 vs 85 us, 32,768 x 90 6.3 vs
-// 10.3 ms (f64) and 2.9 vs 5.0 ms (f32); not tried beyond 128.
+// Widest p the kernel takes (every shape class of PERFORMANCE.md). Measured
+// against gather + SYRK (one thread, rh_engine_kernels_benchmark): 4,096 x 16
+// 19 vs 85 us, 32,768 x 90 6.3 vs 10.3 ms (f64) and 2.6 vs 5.0 ms (f32),
+// 4,096 x 256 4.6 vs 7.1 ms (f64) and 2.2 vs 3.5 ms (f32); not tried wider.
 template <class T>
-inline constexpr std::int64_t narrow_gram_max_features = 128;
+inline constexpr std::int64_t narrow_gram_max_features = 256;
 
 // Elements of the scratch buffer the kernel needs for p features (its
 // column sums and a zero-padded copy of the last rows).
