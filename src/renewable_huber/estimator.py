@@ -482,15 +482,8 @@ class RenewableHuberRegressor:
             # engine when it is installed, else the reference.
             name = "native_cpu" if availability("native_cpu")[0] else "numpy"
             resolved = create_backend(name, "cpu", params["dtype"], params["n_jobs"])
-        host_state = RenewableHuberState(
-            coefficients=np.array(state.coefficients, dtype=params["dtype"]),
-            information=np.array(state.information, dtype=params["dtype"]),
-            n_samples_seen=state.n_samples_seen,
-            batch_count=state.batch_count,
-            previous_lambda=state.previous_lambda,
-            n_features_in=state.n_features_in,
-            fit_intercept=state.fit_intercept,
-            weight_sum=state.weight_sum,
+        host_state = state.with_arrays(
+            np.array(state.coefficients, dtype=params["dtype"]), np.array(state.information, dtype=params["dtype"])
         )
         names = payload.feature_names
         if names is not None:

@@ -59,11 +59,14 @@ class RenewableHuberState:
         """Accumulated frequency weight; legacy states without it use the row count."""
         return float(self.n_samples_seen) if self.weight_sum is None else float(self.weight_sum)
 
-    def copy(self) -> "RenewableHuberState":
-        # Spelled out: dataclasses.replace introspects the fields on every call.
+    def with_arrays(self, coefficients: Any, information: Any) -> "RenewableHuberState":
+        """The same counters and metadata with other coefficient/information arrays.
+
+        Spelled out: dataclasses.replace introspects the fields on every call.
+        """
         return type(self)(
-            coefficients=self.coefficients.copy(),
-            information=self.information.copy(),
+            coefficients=coefficients,
+            information=information,
             n_samples_seen=self.n_samples_seen,
             batch_count=self.batch_count,
             previous_lambda=self.previous_lambda,
@@ -71,6 +74,9 @@ class RenewableHuberState:
             fit_intercept=self.fit_intercept,
             weight_sum=self.weight_sum,
         )
+
+    def copy(self) -> "RenewableHuberState":
+        return self.with_arrays(self.coefficients.copy(), self.information.copy())
 
     def validate(self) -> None:
         """Raise ValidationError (messages in spec/API.md order) if the state is inconsistent."""
