@@ -75,7 +75,8 @@ RH_MULTIVERSION double loss_sum(std::int64_t n, const T* r, const T* dz, T t, co
             for (std::int64_t i = begin; i < end; ++i) block += w[i] * huber_loss(r[i], tau, half_tau_squared);
         } else {
 #pragma omp simd reduction(+ : block)
-            for (std::int64_t i = begin; i < end; ++i) block += w[i] * huber_loss(r[i] + t * dz[i], tau, half_tau_squared);
+            for (std::int64_t i = begin; i < end; ++i)
+                block += w[i] * huber_loss(r[i] + t * dz[i], tau, half_tau_squared);
         }
         total += block;
     }

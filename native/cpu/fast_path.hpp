@@ -359,8 +359,8 @@ void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
-            narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin, P.w + begin, P.tau, dz + begin,
-                             s + begin, product);
+            narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin, P.w + begin,
+                             P.tau, dz + begin, s + begin, product);
             return;
         }
         std::fill(product, product + p, T(0));
@@ -396,8 +396,8 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
         row_range(part, parts, P.rows, begin, end);
         T* product = speculate ? ws.trial_products.data() + part * p : nullptr;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
-            partial[part] = narrow_trial_pass(end - begin, p, P.panels + begin * P.panel_columns, change, b, r + begin, P.w + begin,
-                                              P.tau, r_trial + begin, s + begin, product);
+            partial[part] = narrow_trial_pass(end - begin, p, P.panels + begin * P.panel_columns, change, b,
+                                              r + begin, P.w + begin, P.tau, r_trial + begin, s + begin, product);
             return;
         }
         if (speculate) std::fill(product, product + p, T(0));

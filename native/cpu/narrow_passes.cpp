@@ -21,8 +21,8 @@ void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) 
 }
 
 template <class T>
-void narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r, const T* w, T tau,
-                      T* dz, T* s, T* product) {
+void narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r, const T* w,
+                      T tau, T* dz, T* s, T* product) {
     RH_BY_LEVEL(step_pass, n, p, panels, step, b, r, w, tau, dz, s, product)
 }
 

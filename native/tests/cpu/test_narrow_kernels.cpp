@@ -163,7 +163,8 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
                 double loss = 0.0, score = 0.0, magnitude = 0.0;
                 for (std::int64_t i = 0; i < n; ++i) {
                     const double exact = double(rows.r[i]) - (rows.dot(i, rows.v) + double(b));
-                    const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.r[i])) + 1.0);
+                    const double tol =
+                        4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.r[i])) + 1.0);
                     ASSERT_NEAR(double(r_trial[i]), exact, tol) << "p=" << p << " n=" << n << " row " << i;
                     ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r_trial[i]), double(tau)),
                                 4.0 * eps<T>() * 2.0)
@@ -204,7 +205,8 @@ TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
             cpu::fast::narrow_residual_pass(n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
                                        r.data(), s.data(), product.data());
             for (std::int64_t i = 0; i < n; ++i) {
-                const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
+                const double tol =
+                    4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
                 ASSERT_NEAR(double(r[i]), double(rows.y[i]) - (rows.dot(i, rows.v) + double(b)), tol)
                     << "residual p=" << p << " row " << i;
                 ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r[i]), double(tau)), 8.0 * eps<T>() * 2.0)
