@@ -20,7 +20,10 @@
 
 namespace rh::cpu::fast {
 
-// Widest p the narrow passes take: 8 vectors of 32 bytes per row.
+// Widest p the narrow passes take (256 bytes of a row: 32 float64 / 64
+// float32 columns; the panel passes keep at most 64 column sums). Wider
+// rows, the reference class's 90 included, use blocked BLAS GEMV; the
+// panels were not measured there.
 template <class T>
 inline constexpr std::int64_t narrow_pass_max_features = 8 * 32 / static_cast<std::int64_t>(sizeof(T));
 
