@@ -27,7 +27,9 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         grow(partial_grams, (threads - 1) * d * d);
     }
     grow(trial_products, std::max(threads, 1) * d);
-    grow(gram_scratch, std::max(threads, 1) * fast::narrow_gram_scratch_size(d));
+    // The narrow Gram's scratch only where the kernel runs (it grows as d^2 per thread).
+    if (d - 1 <= fast::narrow_gram_max_features<T>)
+        grow(gram_scratch, std::max(threads, 1) * fast::narrow_gram_scratch_size(d));
     grow(condition_work, 4 * d);
     grow(condition_iwork, d);
     if (least_squares_size_ < d) {
