@@ -200,3 +200,15 @@ TEST(WorkerPoolTest, EveryPartRunsExactlyOnce) {
     }
     EXPECT_EQ(pool.started_workers(), 4);
 }
+
+// The narrow kernels' buffers exist only where those kernels run: the Gram
+// scratch grows as d^2 per thread and the panels as a copy of the batch.
+TEST(FastPathWorkspace, NarrowBuffersOnlyForNarrowDesigns) {
+    cpu::Workspace<double> wide;
+    wide.reserve(64, 1001, false, false, 2);
+    EXPECT_EQ(wide.gram_scratch.size(), 0u);
+    EXPECT_EQ(wide.narrow_panels.size(), 0u);
+    cpu::Workspace<double> narrow;
+    narrow.reserve(64, 17, false, false, 2);
+    EXPECT_GE(static_cast<std::int64_t>(narrow.gram_scratch.size()), 2 * cpu::fast::narrow_gram_scratch_size(17));
+}
