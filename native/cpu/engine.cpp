@@ -102,7 +102,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         if (p <= fast::narrow_pass_max_features<T>) {
             ws.reserve_panels(n, p);
             problem.panels = ws.narrow_panels.data();
-            problem.panel_columns = (p + 3) / 4 * 4;
+            problem.panel_columns = fast::narrow_panel_columns(p);
         }
         problem.y = batch.y;
         problem.w = weights;

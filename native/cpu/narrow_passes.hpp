@@ -27,10 +27,13 @@ namespace rh::cpu::fast {
 template <class T>
 inline constexpr std::int64_t narrow_pass_max_features = 8 * 32 / static_cast<std::int64_t>(sizeof(T));
 
+// Columns a group of rows stores in the panels: p rounded up to 4.
+inline std::int64_t narrow_panel_columns(std::int64_t p) { return (p + 3) / 4 * 4; }
+
 // Elements of the panels of n rows of p features (any level's layout fits).
 template <class T>
 inline std::int64_t narrow_panel_size(std::int64_t n, std::int64_t p) {
-    return (n + 16) * ((p + 3) / 4 * 4);
+    return (n + 16) * narrow_panel_columns(p);
 }
 
 // The panels of rows [0, n) of X (n x p, row-major). Rows [begin, end) of a
