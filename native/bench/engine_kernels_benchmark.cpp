@@ -14,6 +14,7 @@
 #include "cpu/engine.hpp"
 #include "cpu/fast_kernels.hpp"
 #include "cpu/narrow_gram.hpp"
+#include "cpu/narrow_passes.hpp"
 #include "cpu/surrogate_objective.hpp"
 #include "cpu/thread_policy.hpp"
 
@@ -147,6 +148,41 @@ void narrow_gram(benchmark::State& state) {
     }
 }
 
+// One LAMM trial over the narrow panels (cpu/narrow_passes.hpp), with the
+// speculative X' s (range 2 = 1) or without it (0): the pass that dominates
+// the latency class's "l1" update.
+template <class T>
+void narrow_trial_pass(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features);
+    for (std::int64_t i = 0; i < p.n; ++i)
+        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
+    rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
+    std::vector<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
+    T* out = state.range(2) != 0 ? product.data() : nullptr;
+    for (auto _ : state) {
+        auto sums = rh::cpu::fast::narrow_trial_pass(p.n, features, panels.data(), change.data(), T(0.01), p.r.data(),
+                                                     p.w.data(), T(1.345), r_trial.data(), s.data(), out);
+        benchmark::DoNotOptimize(sums);
+        benchmark::DoNotOptimize(product.data());
+    }
+}
+
+// Building the panels from row-major X (once per update).
+template <class T>
+void narrow_build_panels(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    std::vector<T> X(p.n * features, T(0.5));
+    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
+    for (auto _ : state) {
+        rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
+        benchmark::DoNotOptimize(panels.data());
+    }
+}
+
 template <class T>
 void blas_syrk_threads(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
@@ -262,6 +298,10 @@ BENCHMARK(narrow_gram<double>)->Args({4096, 16})->Args({65536, 32})->Args({32768
 BENCHMARK(narrow_gram<float>)->Args({4096, 16})->Args({65536, 32})->Args({32768, 90})->Args({32768, 64})->Args({4096, 256})->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_gram_full<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk_threads<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_trial_pass<double>)->Args({4096, 16, 1})->Args({4096, 16, 0})->Args({65536, 32, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_trial_pass<float>)->Args({4096, 16, 1})->Args({4096, 16, 0})->Args({65536, 32, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_build_panels<double>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_build_panels<float>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec_transposed<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);

@@ -110,13 +110,38 @@ RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T 
 }
 
 template <class T>
-RH_MULTIVERSION void full_step_scores(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T* s) {
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) {
-        const T dzi = dz[i] + b;
-        dz[i] = dzi;
-        s[i] = w[i] * clip(r[i] + dzi, tau);
+RH_MULTIVERSION StepSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h,
+                                        const T* c_gram, T* r_next, T* s, T* c) {
+    const T inverse_two_h = T(1) / (T(2) * h);
+    const T half_tau_squared = (T(0.5) * tau) * tau;
+    StepSums sums;
+    T loss = T(0), total = T(0);
+    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
+        const std::int64_t end = std::min(n, begin + kBlock);
+        T block_loss = T(0), block = T(0), changed = T(0), weighted = T(0);
+#pragma omp simd reduction(+ : block_loss, block, changed, weighted)
+        for (std::int64_t i = begin; i < end; ++i) {
+            const T dzi = dz[i] + b;
+            dz[i] = dzi;
+            const T ri = r[i] + dzi, wi = w[i];
+            r_next[i] = ri;
+            const T si = wi * clip(ri, tau);
+            const T ci = wi * curvature(ri, tau, h, inverse_two_h);
+            s[i] = si;
+            c[i] = ci;
+            block_loss += wi * huber_loss(ri, tau, half_tau_squared);
+            block += si;
+            changed += ci != c_gram[i] ? T(1) : T(0);
+            weighted += ci > T(0) ? T(1) : T(0);
+        }
+        loss += block_loss;
+        total += block;
+        sums.scores.changed += static_cast<std::int64_t>(changed);
+        sums.scores.weighted_rows += static_cast<std::int64_t>(weighted);
     }
+    sums.loss = static_cast<double>(loss);
+    sums.scores.score_sum = static_cast<double>(total);
+    return sums;
 }
 
 template <class T>
@@ -192,7 +217,7 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
     template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
     template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
     template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
-    template void full_step_scores<T>(std::int64_t, const T*, T*, T, const T*, T, T*);                          \
+    template StepSums full_step_rows<T>(std::int64_t, const T*, T*, T, const T*, T, T, const T*, T*, T*, T*);    \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
     template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \
     template std::int64_t gather_weighted_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, T*);   \

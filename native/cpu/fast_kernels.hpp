@@ -34,10 +34,22 @@ struct TrialSums {
 template <class T>
 TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial, T* s);
 
+// What Newton's full step (t = 1) leaves for the next iteration, summed
+// over the rows of a pass: the data loss at r + dz and the score pass's
+// sums at r + dz (curvature against the Gram's weights included).
+struct StepSums {
+    double loss = 0.0;  // sum_i w_i loss(r_i + dz_i)
+    ScoreSums scores;
+};
+
 // Newton's full step over a block, given dz = X step[:p]: dz_i += b
-// (completing Z step) and s_i = w_i score(r_i + dz_i), the scores at t = 1.
+// (completing Z step), r_next_i = r_i + dz_i, and at r_next what
+// score_pass(.., c, c_gram) computes there (s = w score, c = w kappa and
+// their sums), plus the loss sum: when the line search takes t = 1, the
+// next iteration starts without another pass over the rows.
 template <class T>
-void full_step_scores(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T* s);
+StepSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h, const T* c_gram, T* r_next,
+                        T* s, T* c);
 
 // out_i = y_i - (out_i + b): turns out = X theta into the residual.
 template <class T>

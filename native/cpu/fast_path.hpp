@@ -88,6 +88,10 @@ struct Problem {
     // single-threaded inside the fast path; see Engine::update).
     WorkerPool* pool = nullptr;
     int threads = 1;  // fixes the row partition: results never depend on who ran a part
+    // Whether ws.weighted_score, ws.curvature and current_scores hold the
+    // score pass of ws.residual (Newton's accepted full step computed them).
+    mutable bool scores_current = false;
+    mutable ScoreSums current_scores;
     mutable bool serial = false;    // run every part on the calling thread
     mutable int late_workers = 0;  // dispatches whose worker parts the caller had to run
     mutable int dispatches = 0;
@@ -97,7 +101,6 @@ struct Problem {
 // it the dispatch costs more than it saves (measured, docs/native-cpu.md).
 inline constexpr int kMaxParts = 64;
 inline constexpr std::int64_t kParallelProductElements = std::int64_t{1} << 15;
-inline constexpr std::int64_t kParallelRows = std::int64_t{1} << 15;
 inline constexpr std::int64_t kParallelGramFlops = std::int64_t{1} << 19;
 
 template <class T>
@@ -133,10 +136,20 @@ inline void row_range(int part, int parts, std::int64_t n, std::int64_t& begin, 
     end = edge(part + 1);
 }
 
+// Parts of the passes over rows: the O(n) passes split rows like the passes
+// over X, so each thread touches the rows (and their r, s, c) it already
+// holds in its cache: a serial pass after a parallel one would pull the
+// other core's half of every row-sized buffer across (measured: a 4,096 x
+// 16 Newton update ran slower on two threads than on one).
+template <class T>
+int row_parts(const Problem<T>& P) {
+    return parts_for(P, P.rows * std::max<std::int64_t>(P.features, 1), kParallelProductElements);
+}
+
 // out[rows] = X[rows] v (each part one single-threaded GEMV on its rows).
 template <class T>
 void product_rows(const Problem<T>& P, const T* v, T* out) {
-    const int parts = parts_for(P, P.rows * P.features, kParallelProductElements);
+    const int parts = row_parts(P);
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
@@ -160,7 +173,7 @@ template <class T>
 ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
     Workspace<T>& ws = *P.ws;
     T* c = with_curvature ? ws.curvature.data() : nullptr;
-    const int parts = parts_for(P, P.rows, kParallelRows);
+    const int parts = row_parts(P);
     if (parts == 1)
         return score_pass(P.rows, r, P.w, P.tau, P.bandwidth, ws.weighted_score.data(), c, ws.gram_curvature.data());
     ScoreSums partial[kMaxParts];
@@ -184,7 +197,7 @@ ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
 // sum_i w_i loss(r_i + t dz_i), row-parallel for long batches.
 template <class T>
 double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
-    const int parts = parts_for(P, P.rows, kParallelRows);
+    const int parts = row_parts(P);
     if (parts == 1) return loss_sum(P.rows, r, dz, t, P.w, P.tau);
     double partial[kMaxParts];
     auto task = [&](int part) {
@@ -196,6 +209,18 @@ double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
     double total = 0.0;
     for (int k = 0; k < parts; ++k) total += partial[k];
     return total;
+}
+
+// r += t dz, in the passes' parts.
+template <class T>
+void advance_residual(const Problem<T>& P, T t, const T* dz, T* r) {
+    const int parts = row_parts(P);
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        add_scaled(end - begin, t, dz + begin, r + begin);
+    };
+    run_parts(P, parts, task);
 }
 
 // ------------------------------------------------------------- d-sized parts
@@ -272,7 +297,7 @@ template <class T>
 void gradient(const Problem<T>& P, const T* theta, const T* s, double score_sum, T* out) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
-    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    const int parts = row_parts(P);
     if (parts == 1) {
         blas::matvec_transposed(static_cast<blas::index_t>(P.rows), static_cast<blas::index_t>(p), P.X, s, out);
     } else {  // part k's X' s over its rows into its own p entries, then the sum
@@ -327,7 +352,7 @@ bool start_residual(const Problem<T>& P, const T* theta, T* r) {
     Workspace<T>& ws = *P.ws;
     const T b = P.intercept ? theta[p] : T(0);
     T* s = ws.weighted_score.data();
-    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    const int parts = row_parts(P);
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
@@ -342,38 +367,59 @@ bool start_residual(const Problem<T>& P, const T* theta, T* r) {
 }
 
 // Newton's Z step in one pass over X, per block of rows: dz = X step[:p] +
-// step[p] (GEMV), and speculatively X' s(r + dz) (GEMV' of the same,
-// cache-resident rows) into ws.trial_products: when the line search takes
-// the full step (t = 1: the residual kept is then exactly r + dz), the next
-// iteration's gradient needs no pass over X. Overwrites ws.weighted_score.
+// step[p] (GEMV), and speculatively everything the next iteration needs
+// if the line search takes the full step (t = 1: the residual kept is then
+// exactly r_next = r + dz): s and c = w kappa at r_next (ws.weighted_score,
+// ws.curvature), their sums, the data loss there, and X' s (GEMV' of the
+// same cache-resident rows) into ws.trial_products. Then neither the line
+// search's first trial nor the next gradient and Gram need a pass.
 template <class T>
-void fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz) {
+StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz, T* r_next) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
     const std::int64_t block_rows = fused_block_rows(P);
     const T b = P.intercept ? step[p] : T(0);
     T* s = ws.weighted_score.data();
-    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    T* c = ws.curvature.data();
+    const T* c_gram = ws.gram_curvature.data();
+    const int parts = row_parts(P);
+    StepSums partial[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
-            narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin, P.w + begin,
-                             P.tau, dz + begin, s + begin, product);
+            partial[part] = narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin,
+                                             P.w + begin, P.tau, P.bandwidth, c_gram + begin, dz + begin,
+                                             r_next + begin, s + begin, c + begin, product);
             return;
         }
         std::fill(product, product + p, T(0));
+        StepSums sums;
         for (std::int64_t first = begin; first < end; first += block_rows) {
             const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
             const T* rows = P.X + first * p;
             blas::matvec(m, static_cast<blas::index_t>(p), rows, step, dz + first);
-            full_step_scores(m, r + first, dz + first, b, P.w + first, P.tau, s + first);
+            const StepSums block = full_step_rows(m, r + first, dz + first, b, P.w + first, P.tau, P.bandwidth,
+                                                  c_gram + first, r_next + first, s + first, c + first);
+            sums.loss += block.loss;
+            sums.scores.score_sum += block.scores.score_sum;
+            sums.scores.changed += block.scores.changed;
+            sums.scores.weighted_rows += block.scores.weighted_rows;
             blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
         }
+        partial[part] = sums;
     };
     run_parts(P, parts, task);
     sum_trial_products(P, parts);
+    StepSums total;
+    for (int k = 0; k < parts; ++k) {
+        total.loss += partial[k].loss;
+        total.scores.score_sum += partial[k].scores.score_sum;
+        total.scores.changed += partial[k].scores.changed;
+        total.scores.weighted_rows += partial[k].scores.weighted_rows;
+    }
+    return total;
 }
 
 // One majorization trial of the fast LAMM in one pass over X: per block of
@@ -389,7 +435,7 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
     const T b = P.intercept ? change[p] : T(0);
     T* dz = ws.design_step.data();
     T* s = ws.weighted_score.data();
-    const int parts = parts_for(P, P.rows * p, kParallelProductElements);
+    const int parts = row_parts(P);
     TrialSums partial[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
@@ -571,7 +617,7 @@ template <class T>
 SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, double tol,
                            core::UpdateDiagnostics& diagnostics) {
     Workspace<T>& ws = *P.ws;
-    const std::int64_t n = P.rows, d = P.d;
+    const std::int64_t d = P.d;
     T* theta = ws.theta.data();
     T* candidate = ws.candidate.data();
     T* step = ws.step.data();
@@ -585,9 +631,11 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     bool full_step_product = start_residual(P, theta, r);
     double value = objective_value(P, theta, r);
     const double inverse_n = 1.0 / P.weight_sum;
+    P.scores_current = false;
 
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        const ScoreSums sums = scores(P, r, true);
+        // After a full step its pass already scored the residual kept.
+        const ScoreSums sums = P.scores_current ? P.current_scores : scores(P, r, true);
         if (full_step_product) {
             std::copy(ws.trial_products.data(), ws.trial_products.data() + P.features, g);
             finish_gradient(P, theta, sums.score_sum, g);
@@ -598,8 +646,11 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
         newton_matrix(P, ws.gram.data(), ws.newton_matrix.data());
         diagnostics.record(solve_symmetric_with_fallback(d, ws.newton_matrix.data(), g, step, ws));
 
-        // Z step, once: the trial residual at t is r + t * dz.
-        fused_step_product(P, step, r, dz);
+        // Z step, once: the trial residual at t is r + t * dz; the full
+        // step's residual, scores and loss come with it.
+        T* r_next = ws.candidate_residual.data();
+        const StepSums full_step = fused_step_product(P, step, r, dz, r_next);
+        P.scores_current = false;
         // Memory and history terms along theta - t step: with D0 = theta -
         // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
         T* shift = ws.shift.data();
@@ -627,7 +678,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             bool same = true;
             for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
             if (same) return {iteration, true, value};
-            data_value = data_loss(P, r, dz, scaled) * inverse_n;
+            data_value = (t == 1.0 ? full_step.loss : data_loss(P, r, dz, scaled)) * inverse_n;
             if (data_value + memory_at(t) <= value) {
                 accepted = true;
                 break;
@@ -637,8 +688,15 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
 
         const T scaled = static_cast<T>(t);
         for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
-        add_scaled(n, scaled, dz, r);
         full_step_product = t == 1.0;
+        if (full_step_product) {  // r + dz, scored, is r_next
+            std::swap(ws.residual, ws.candidate_residual);
+            r = ws.residual.data();
+            P.scores_current = true;
+            P.current_scores = full_step.scores;
+        } else {
+            advance_residual(P, scaled, dz, r);
+        }
         for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // reuse as "diff"
         const double change = euclidean_norm(d, step);
         std::swap(ws.theta, ws.candidate);
@@ -721,7 +779,7 @@ void information_update(const Problem<T>& P, Gram<T>& gram, T* next_information,
                         core::UpdateDiagnostics& diagnostics) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t d = P.d;
-    const ScoreSums sums = scores(P, ws.residual.data(), true);
+    const ScoreSums sums = P.scores_current ? P.current_scores : scores(P, ws.residual.data(), true);
     gram.refresh(sums, diagnostics);
     T* G = ws.gram.data();
     mirror_upper(d, G);

@@ -44,11 +44,13 @@ void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
 
 // Below, `panels` are the panels of the n rows a pass covers.
 
-// Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b and
-// s_i = w_i score(r_i + dz_i); product[:p] = sum_i s_i x_i.
+// Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b, then at
+// r_next_i = r_i + dz_i what full_step_rows (fast_kernels.hpp) computes
+// (s, c = w kappa against c_gram, their sums, the loss sum);
+// product[:p] = sum_i s_i x_i.
 template <class T>
-void narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r, const T* w,
-                      T tau, T* dz, T* s, T* product);
+StepSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
+                          const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product);
 
 // The residual at the start of a solve over rows [0, n): r_i = y_i -
 // (x_i . theta[:p] + b), s_i = w_i score(r_i); product[:p] = sum_i s_i x_i
