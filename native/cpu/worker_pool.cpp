@@ -56,7 +56,15 @@ bool WorkerPool::unclaimed(std::uint32_t generation) const {
            static_cast<int>(value & 0xffff) < static_cast<int>((value >> 16) & 0xffff);
 }
 
-bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context) {
+void WorkerPool::wake() {
+    if (workers_.empty() || sleeping_.load(std::memory_order_seq_cst) == 0) return;
+    // A new generation with nothing to claim (claim_ keeps the old one):
+    // woken workers find no part and spin.
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+    generation_.notify_all();
+}
+
+WorkerPool::Dispatch WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context) {
     ensure_workers(parts - 1);
     const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
     function_ = function;
@@ -64,7 +72,8 @@ bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context
     done_.store(0, std::memory_order_relaxed);
     claim_.store(pack(generation, parts, 1), std::memory_order_release);
     generation_.store(generation, std::memory_order_seq_cst);
-    if (sleeping_.load(std::memory_order_seq_cst) > 0) generation_.notify_all();
+    const bool asleep = sleeping_.load(std::memory_order_seq_cst) > 0;
+    if (asleep) generation_.notify_all();
 
     function(context, 0);
     // An awake worker claims its part within about a microsecond of the
@@ -72,7 +81,7 @@ bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context
     // the caller gives it that grace before taking the part itself (and
     // reporting the worker late). A sleeping worker gets none: it needs a
     // futex wake-up first.
-    if (sleeping_.load(std::memory_order_relaxed) == 0)
+    if (!asleep)
         for (int spins = 0; spins < kClaimGraceSpins && unclaimed(generation); ++spins) RH_PAUSE();
     // Parts no worker has claimed yet run here.
     int by_caller = 0;
@@ -86,7 +95,8 @@ bool WorkerPool::dispatch(int parts, void (*function)(void*, int), void* context
         if (spins < 4096) RH_PAUSE();
         else std::this_thread::yield();  // a worker sharing this core gets it
     }
-    return by_caller == 0;
+    if (by_caller == 0) return Dispatch::on_time;
+    return asleep ? Dispatch::late_asleep : Dispatch::late_awake;
 }
 
 void WorkerPool::worker_loop() {

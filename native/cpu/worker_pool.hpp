@@ -9,8 +9,13 @@
 // * Parts are claimed, not assigned: the caller, done with part 0, runs any
 //   part no worker has claimed yet, so a worker that is not running (its
 //   core taken by another process's spinning threads) costs nothing; run()
-//   reports when that happened and the engine then stops splitting for the
-//   rest of the update.
+//   reports when that happened, telling a worker that was awake and still
+//   missed its part (a sign it lacks a core: the engine then stops
+//   splitting for the rest of the update) from one that was asleep (it
+//   only needs the wake-up that run() sends).
+// * wake() lets the caller rouse sleeping workers ahead of the first
+//   dispatch of an update, so the futex wake-up overlaps the update's own
+//   preparation instead of costing the first passes their second thread.
 //
 // Started lazily (the only allocations), joined on destruction; run()
 // allocates nothing. One pool per engine; run() is not reentrant.
@@ -30,17 +35,26 @@ public:
     WorkerPool(const WorkerPool&) = delete;
     WorkerPool& operator=(const WorkerPool&) = delete;
 
+    enum class Dispatch {
+        on_time,       // every part ran where it was meant to (or nothing was split)
+        late_awake,    // the caller ran a part an awake worker did not claim in time
+        late_asleep,   // the caller ran a part because the workers were asleep
+    };
+
     // Runs task(part) for every part in [0, parts), part 0 on the calling
-    // thread. Returns false when the caller had to run a part because no
-    // worker claimed it in time (a sign the workers lack a core).
+    // thread, and says whether the workers took their parts.
     template <class Task>
-    bool run(int parts, Task& task) {
+    Dispatch run(int parts, Task& task) {
         if (parts <= 1) {
             task(0);
-            return true;
+            return Dispatch::on_time;
         }
         return dispatch(parts, &trampoline<Task>, &task);
     }
+
+    // Wakes sleeping workers (no task): they start spinning for the next
+    // dispatch. Costs nothing when none sleeps or none was started.
+    void wake();
 
     int started_workers() const noexcept { return static_cast<int>(workers_.size()); }
 
@@ -50,7 +64,7 @@ private:
         (*static_cast<Task*>(context))(part);
     }
 
-    bool dispatch(int parts, void (*function)(void*, int), void* context);
+    Dispatch dispatch(int parts, void (*function)(void*, int), void* context);
     void ensure_workers(int count);
     void worker_loop();
     // Claims the next part of generation `generation`; -1 when none is left.

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cmath>
 #include <random>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "core/diagnostics.hpp"
@@ -199,6 +201,24 @@ TEST(WorkerPoolTest, EveryPartRunsExactlyOnce) {
         }
     }
     EXPECT_EQ(pool.started_workers(), 4);
+}
+
+// A dispatch that finds its workers asleep (idle past their spin) wakes them
+// and is reported as such, never as an awake worker missing its part (which
+// would make the engine stop splitting); wake() alone runs nothing.
+TEST(WorkerPoolTest, SleepingWorkersAreWokenNotReportedMissing) {
+    cpu::WorkerPool pool;
+    std::vector<std::atomic<int>> hits(2);
+    auto task = [&](int part) { hits[part].fetch_add(1); };
+    pool.run(2, task);  // starts the worker
+    for (int round = 0; round < 3; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // far past the 200 us spin
+        EXPECT_NE(pool.run(2, task), cpu::WorkerPool::Dispatch::late_awake) << "round " << round;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        pool.wake();
+    }
+    EXPECT_EQ(hits[0].load(), 4);
+    EXPECT_EQ(hits[1].load(), 4);
 }
 
 // The narrow kernels' buffers exist only where those kernels run: the Gram

@@ -59,6 +59,13 @@ struct Rows {
 
 double clip(double r, double tau) { return r < -tau ? -tau : (r > tau ? tau : r); }
 double huber(double r, double tau) { return std::fabs(r) <= tau ? 0.5 * r * r : tau * std::fabs(r) - 0.5 * tau * tau; }
+// kappa (ALGORITHM.md): 1 inside (-tau+h, tau-h), 0 beyond tau+h, linear ramps between.
+double kappa(double r, double tau, double h) {
+    if (r < -tau - h || r > tau + h) return 0.0;
+    if (r <= -tau + h) return 0.5 + (r + tau) / (2.0 * h);
+    if (r >= tau - h) return 0.5 - (r - tau) / (2.0 * h);
+    return 1.0;
+}
 
 template <class T>
 double eps() {
@@ -189,18 +196,47 @@ TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
     for (std::int64_t p : widths<T>())
         for (std::int64_t n : kRowCounts) {
             Rows<T> rows(n, p, static_cast<unsigned>(7 * p + n));
-            std::vector<T> dz(n), s(n), product(p), r(n);
+            std::vector<T> dz(n), s(n), product(p), r(n), r_next(n), c(n), c_gram(n, T(0));
             const auto panels = rows.panels();
-            cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(), tau,
-                                   dz.data(), s.data(), product.data());
+            const T h = T(0.3);
+            auto step = [&] {
+                return cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(),
+                                                   tau, h, c_gram.data(), dz.data(), r_next.data(), s.data(), c.data(),
+                                                   product.data());
+            };
+            auto sums = step();
+            double loss = 0.0, score = 0.0, magnitude = 0.0;
+            std::int64_t weighted = 0;
             for (std::int64_t i = 0; i < n; ++i) {
                 const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + 1.0);
                 ASSERT_NEAR(double(dz[i]), rows.dot(i, rows.v) + double(b), tol) << "step p=" << p << " row " << i;
-                ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(rows.r[i]) + double(dz[i]), double(tau)),
-                            8.0 * eps<T>() * 2.0)
+                ASSERT_EQ(r_next[i], rows.r[i] + dz[i]) << "step p=" << p << " row " << i;
+                const double ri = double(r_next[i]), wi = double(rows.w[i]);
+                ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
                     << "step p=" << p << " row " << i;
+                ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
+                            8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
+                    << "step curvature p=" << p << " row " << i;
+                loss += wi * huber(ri, double(tau));
+                score += double(s[i]);
+                magnitude += wi * (huber(ri, double(tau)) + double(tau));
+                weighted += c[i] > T(0) ? 1 : 0;
             }
             expect_product(rows, s, product, "step");
+            const double tol = eps<T>() * (double(n) + 8.0) * (magnitude + 1.0);
+            EXPECT_NEAR(sums.loss, loss, tol) << "step p=" << p << " n=" << n;
+            EXPECT_NEAR(sums.scores.score_sum, score, tol) << "step p=" << p << " n=" << n;
+            EXPECT_EQ(sums.scores.weighted_rows, weighted) << "step p=" << p << " n=" << n;
+            // Changed rows: counted against the Gram's weights, exactly.
+            std::int64_t perturbed = 0;
+            for (std::int64_t i = 0; i < n; ++i) {
+                c_gram[i] = c[i];
+                if (i % 3 == 1) {
+                    c_gram[i] += T(0.5);
+                    ++perturbed;
+                }
+            }
+            EXPECT_EQ(step().scores.changed, perturbed) << "step p=" << p << " n=" << n;
 
             cpu::fast::narrow_residual_pass(n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
                                        r.data(), s.data(), product.data());
