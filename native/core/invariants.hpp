@@ -35,13 +35,14 @@ void check_state_values(const StateView<T>& state) {
         throw EngineError(Status::invalid_state, "state information must contain only finite values");
 }
 
-// X, y and the optional weights: finite; weights non-negative with a positive sum.
-template <class T>
-void check_batch_values(const BatchView<T>& batch) {
+// X, y and the optional weights: finite; weights non-negative with a positive
+// sum. x_finite() tests X (the engine splits that test over its threads).
+template <class T, class XFinite>
+void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite) {
     const std::int64_t n = batch.rows;
     if (batch.X == nullptr || batch.y == nullptr)
         throw EngineError(Status::invalid_argument, "X and y must not be null");
-    if (!all_finite(batch.X, n * batch.features))
+    if (!x_finite())
         throw EngineError(Status::non_finite_input, "X must contain only finite values");
     if (!all_finite(batch.y, n))
         throw EngineError(Status::non_finite_input, "y must contain only finite values");
@@ -56,6 +57,11 @@ void check_batch_values(const BatchView<T>& batch) {
         }
         if (!any_positive) throw EngineError(Status::invalid_weights, "sample_weight must have a positive sum");
     }
+}
+
+template <class T>
+void check_batch_values(const BatchView<T>& batch) {
+    check_batch_values(batch, [&] { return all_finite(batch.X, batch.rows * batch.features); });
 }
 
 }  // namespace rh::core

@@ -38,6 +38,21 @@ void append_intercept_column(const T* X, std::int64_t rows, std::int64_t feature
 }  // namespace
 
 template <class T>
+bool Engine<T>::rows_finite(const T* X, std::int64_t rows, std::int64_t features) {
+    const int threads = std::clamp(threads_.threads(), 1, fast::kMaxParts);
+    const int parts = fast::row_parts(threads, rows, features);
+    if (parts == 1) return core::all_finite(X, rows * features);
+    bool finite[fast::kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        fast::row_range(part, parts, rows, begin, end);
+        finite[part] = core::all_finite(X + begin * features, (end - begin) * features);
+    };
+    pool_.run(parts, task);
+    return std::all_of(finite, finite + parts, [](bool f) { return f; });
+}
+
+template <class T>
 core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                           const core::SolverConfig& config, core::StateOutput<T>& next) {
     // 1. Check everything before any write.
@@ -47,7 +62,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         throw core::EngineError(core::Status::invalid_state, "state fit_intercept does not match the configuration");
     core::check_batch_shape(batch.rows, batch.features, state.counters);
     core::check_state_values(state);
-    core::check_batch_values(batch);
+    core::check_batch_values(batch, [&] { return rows_finite(batch.X, batch.rows, batch.features); });
     const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
     check_blas_sizes(n, d);
     if (next.coefficients == nullptr || next.information == nullptr)

@@ -30,6 +30,13 @@ public:
     core::UpdateDiagnostics update(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                    const core::SolverConfig& config, core::StateOutput<T>& next);
 
+    // Whether every value of X (rows x features, row-major) is finite: the
+    // test update() makes, split over the threads like the fast path's row
+    // passes, so each thread leaves in its cache the rows it will build
+    // panels from (a test on one thread would leave every row in one core's
+    // cache, and the other core would fetch its half from there).
+    bool rows_finite(const T* X, std::int64_t rows, std::int64_t features);
+
     // out = X coef[:p] (+ coef[p] with an intercept), X rows x p row-major.
     void predict(const T* coefficients, std::int64_t features, bool fit_intercept, const T* X, std::int64_t rows,
                  T* out) const;

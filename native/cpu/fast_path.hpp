@@ -104,11 +104,15 @@ inline constexpr int kMaxParts = 64;
 inline constexpr std::int64_t kParallelProductElements = std::int64_t{1} << 15;
 inline constexpr std::int64_t kParallelGramFlops = std::int64_t{1} << 19;
 
+inline int parts_for(int threads, std::int64_t work, std::int64_t per_part) {
+    if (threads <= 1) return 1;
+    const std::int64_t parts = std::min<std::int64_t>({threads, work / per_part, kMaxParts});
+    return parts < 2 ? 1 : static_cast<int>(parts);
+}
+
 template <class T>
 int parts_for(const Problem<T>& P, std::int64_t work, std::int64_t per_part) {
-    if (P.threads <= 1 || P.pool == nullptr) return 1;
-    const std::int64_t parts = std::min<std::int64_t>({P.threads, work / per_part, kMaxParts});
-    return parts < 2 ? 1 : static_cast<int>(parts);
+    return P.pool == nullptr ? 1 : parts_for(P.threads, work, per_part);
 }
 
 // Runs the parts on the pool. Two dispatches in which awake workers did not
@@ -161,9 +165,13 @@ inline void row_range(int part, int parts, std::int64_t n, std::int64_t& begin, 
 // holds in its cache: a serial pass after a parallel one would pull the
 // other core's half of every row-sized buffer across (measured: a 4,096 x
 // 16 Newton update ran slower on two threads than on one).
+inline int row_parts(int threads, std::int64_t rows, std::int64_t features) {
+    return parts_for(threads, rows * std::max<std::int64_t>(features, 1), kParallelProductElements);
+}
+
 template <class T>
 int row_parts(const Problem<T>& P) {
-    return parts_for(P, P.rows * std::max<std::int64_t>(P.features, 1), kParallelProductElements);
+    return P.pool == nullptr ? 1 : row_parts(P.threads, P.rows, P.features);
 }
 
 // out[rows] = X[rows] v (each part one single-threaded GEMV on its rows).

@@ -119,6 +119,16 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
              "Absorb one batch; writes the next state into the out arrays and returns (diagnostics, counters).")
         .def("predict", &predict<T>, "coefficients"_a.noconvert(), "n_features"_a, "fit_intercept"_a,
              "X"_a.noconvert(), "out"_a.noconvert())
+        .def(
+            "rows_finite",
+            [](Engine& engine, Matrix<T> X) {
+                nb::gil_scoped_release released;
+                return engine.rows_finite(X.data(), static_cast<std::int64_t>(X.shape(0)),
+                                          static_cast<std::int64_t>(X.shape(1)));
+            },
+            "X"_a.noconvert(),
+            "True when no element of the C-contiguous 2-D array is NaN or infinite: update()'s own test of X, "
+            "split over the engine's threads by rows like its passes")
         .def_prop_ro("threads", &Engine::threads)
         .def_prop_ro("kernel", [](const Engine& e) { return std::string(kernel_choice_name(e.kernel())); })
         .def_prop_ro("workspace_allocations", &Engine::workspace_allocations)

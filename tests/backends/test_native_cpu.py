@@ -433,25 +433,29 @@ def test_results_do_not_depend_on_which_thread_ran_a_part():
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_native_finiteness_test_agrees_with_numpy(dtype):
+@pytest.mark.parametrize("engine_dtype", ["float64", "float32"])
+@pytest.mark.parametrize("shape", [(37, 5), (20_000, 7)])  # the larger one is split over two threads
+def test_native_finiteness_test_agrees_with_numpy(dtype, engine_dtype, shape):
+    backend = NativeCpuBackend(engine_dtype, n_jobs=2)
     rng = np.random.default_rng(5)
-    a = rng.normal(size=(37, 5)).astype(dtype)
+    a = rng.normal(size=shape).astype(dtype)
     a[3, 3] = np.finfo(dtype).max
     a[4, 4] = -np.finfo(dtype).max
     a[5, 0] = np.finfo(dtype).smallest_subnormal
     a[6, 1] = -0.0
-    assert NativeCpuBackend.all_finite(a) is True
+    assert backend.all_finite(a) is True
+    rows = shape[0]
     for bad in (np.nan, np.inf, -np.inf):
-        for where in [(0, 0), (36, 4), (17, 2)]:
+        for where in [(0, 0), (rows - 1, 4), (rows // 2, 2), (rows // 2 - 1, 3)]:
             b = a.copy()
             b[where] = bad
-            assert NativeCpuBackend.all_finite(b) is False, (bad, where)
-            assert NativeCpuBackend.all_finite(b.reshape(-1)) is False
+            assert backend.all_finite(b) is False, (bad, where)
+            assert backend.all_finite(b.reshape(-1)) is False
             # layouts and dtypes the engine does not take go through NumPy
-            assert NativeCpuBackend.all_finite(np.asfortranarray(b)) is False
-            assert NativeCpuBackend.all_finite(b.astype(b.dtype.newbyteorder(">"))) is False
-    assert NativeCpuBackend.all_finite(a[:, ::2]) is True
-    assert NativeCpuBackend.all_finite(np.empty((0, 3), dtype=dtype)) is True
+            assert backend.all_finite(np.asfortranarray(b)) is False
+            assert backend.all_finite(b.astype(b.dtype.newbyteorder(">"))) is False
+    assert backend.all_finite(a[:, ::2]) is True
+    assert backend.all_finite(np.empty((0, 3), dtype=dtype)) is True
 
 
 @pytest.mark.parametrize("name", ["X", "y", "sample_weight"])

@@ -118,6 +118,30 @@ TYPED_TEST(EngineTest, NonFiniteInputIsRejectedBeforeAnyWrite) {
     EXPECT_TRUE(untouched(next));
 }
 
+// The test of X split over two threads (rows_finite) finds a non-finite value
+// in either thread's rows, at their edges included, and update() rejects it.
+TYPED_TEST(EngineTest, NonFiniteRowsAreFoundInEveryThreadsPart) {
+    using T = TypeParam;
+    cpu::Engine<T> engine(2);
+    const std::int64_t rows = 40000, features = 4;
+    OwnedState<T> empty(features, true);
+    auto next = sentinel_state<T>(features);
+    auto batch = linear_batch<T>(rows, features);
+    ASSERT_TRUE(engine.rows_finite(batch.X.data(), rows, features));
+    for (std::int64_t row : {std::int64_t{0}, rows / 2 - 1, rows / 2, rows / 2 + 7, rows - 1}) {
+        for (T bad : {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::infinity()}) {
+            auto broken = batch;
+            broken.X[row * features + features - 1] = bad;
+            EXPECT_FALSE(engine.rows_finite(broken.X.data(), rows, features)) << "row " << row;
+            EXPECT_EQ(status_of<T>([&] { update_into(engine, empty, broken, core::SolverConfig{}, next); }),
+                      core::Status::non_finite_input)
+                << "row " << row;
+        }
+    }
+    EXPECT_TRUE(untouched(next));
+    EXPECT_EQ(engine.started_workers(), 1);  // the test really was split
+}
+
 TYPED_TEST(EngineTest, InvalidStateIsRejectedBeforeAnyWrite) {
     using T = TypeParam;
     cpu::Engine<T> engine;

@@ -129,16 +129,20 @@ class NativeCpuBackend(HostStateBackend):
         """How often the engine grew its workspaces (constant in steady state)."""
         return int(self._engine.workspace_allocations)
 
-    @staticmethod
-    def all_finite(array: np.ndarray) -> bool:
+    def all_finite(self, array: np.ndarray) -> bool:
         """The engine's vectorized finiteness test (for input validation);
-        NumPy's for arrays it does not take as they are."""
+        NumPy's for arrays it does not take as they are. A matrix in the
+        engine's dtype is tested by the engine itself, split over its
+        threads by rows like its passes (each core then holds the rows it
+        works on next)."""
         if (
             isinstance(array, np.ndarray)
             and array.dtype in _NATIVE_FLOAT_DTYPES
             and array.flags.c_contiguous
             and array.dtype.isnative
         ):
+            if array.ndim == 2 and array.dtype == self.dtype:
+                return bool(self._engine.rows_finite(array))
             return bool(_native.all_finite(array))
         return numpy_all_finite(array)
 
