@@ -7,7 +7,12 @@ verbatim (taken from it on --write, from the project corpus on --check); the
 project's own cases are drawn from fixed seeds below.
 
     python scripts/generate_native_golden.py --write   # (re)write the corpus
-    python scripts/generate_native_golden.py --check   # regenerate in memory, fail on any difference
+    python scripts/generate_native_golden.py --check   # regenerate in memory and compare
+
+--check holds the inputs, configurations and tolerances to exact equality and
+the expected values to each case's own tolerances: the oracle's last bits
+depend on the BLAS kernels of the machine (docs/numerical-contract-notes.md,
+"The corpus across BLAS builds").
 """
 
 from __future__ import annotations
@@ -76,6 +81,10 @@ def project_cases() -> list[dict]:
             "config": _config(penalty="l1", dtype="float32", lambda_scale=0.4, max_iter=400, tol=1e-5),
             "batches": _stream(11, [40, 33, 57], 5, weights="fractions"),
             "probe_seed": 101,
+            # LAMM in float32 stops by its step-size rule up to ~1e-3 from
+            # where it stops with other BLAS kernels (11 or 13 iterations,
+            # measured over six OpenBLAS kernel sets): amendment of 2026-12-03.
+            "tolerance": (2e-2, 5e-3),
         },
         {
             "id": "wide_l1_no_intercept_f64",
@@ -94,7 +103,10 @@ def project_cases() -> list[dict]:
         {
             "id": "many_small_batches_f64",
             "description": "Six small batches, small tau, scaled bandwidth: long renewable history.",
-            "config": _config(tau=0.5, bandwidth_scale=2.5, max_iter=200, tol=1e-10),
+            # tol 1e-8 (1e-10 before the amendment of 2026-12-03 ran the first
+            # batch's Newton into the rounding noise: 22, 24 or 26 iterations
+            # and a 3e-8 spread across BLAS kernel sets; now 21 everywhere).
+            "config": _config(tau=0.5, bandwidth_scale=2.5, max_iter=200, tol=1e-8),
             "batches": _stream(14, [9, 7, 12, 8, 10, 11], 3, outlier_every=4),
             "probe_seed": 104,
         },
@@ -154,6 +166,7 @@ def build_corpus(shared_source: dict) -> dict:
         if spec["config"]["penalty"] == "l1" and spec["config"]["dtype"] == "float64":
             # a first-order solver stopped by a step-size rule: as loose as the external L1 case
             rtol, atol = 3e-7, 3e-8
+        rtol, atol = spec.pop("tolerance", (rtol, atol))
         case = dict(spec, probe_X=probe_X.tolist(), rtol=rtol, atol=atol)
         case["expected"] = replay_expected(case["config"], case["batches"], probe_X)
         cases.append(case)
@@ -166,6 +179,67 @@ def build_corpus(shared_source: dict) -> dict:
         },
         "cases": cases,
     }
+
+
+#: expected values compared within the case tolerances; the diagnostics'
+#: iteration counts are not compared (they follow the rounding of the
+#: machine's BLAS kernels, ALGORITHM.md: "need not match across engines")
+_COMPARED_WITHIN_TOLERANCE = ("coefficients", "information")
+
+
+def _inputs_close(a: Any, b: Any) -> bool:
+    """Generated inputs equal up to BLAS rounding (1e-12 relative), None and shapes exactly."""
+    if a is None or b is None or isinstance(a, (str, int, float, bool)):
+        return a == b
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_inputs_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and a and isinstance(a[0], dict):
+        return isinstance(b, list) and len(a) == len(b) and all(_inputs_close(x, z) for x, z in zip(a, b))
+    x, z = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return x.shape == z.shape and bool(np.allclose(x, z, rtol=1e-12, atol=1e-15))
+
+
+def case_differences(committed: dict, regenerated: dict) -> list[str]:
+    """Why a regenerated case does not reproduce the committed one (empty: it does)."""
+    inputs = {"batches", "probe_X"}
+    problems = [f"{key} differs" for key in sorted((set(committed) | set(regenerated)) - {"expected"} - inputs)
+                if committed.get(key) != regenerated.get(key)]
+    for key in sorted(inputs):
+        # y = X @ coef goes through BLAS: its last bits follow the kernels
+        if not _inputs_close(committed.get(key), regenerated.get(key)):
+            problems.append(f"{key} differs")
+    if problems:
+        return problems
+    rtol, atol = committed["rtol"], committed["atol"]
+
+    def close(a: Any, b: Any) -> bool:
+        return bool(np.allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=rtol, atol=atol))
+
+    old, new = committed["expected"], regenerated["expected"]
+    if len(old["states"]) != len(new["states"]):
+        return ["number of states differs"]
+    for index, (a, b) in enumerate(zip(old["states"], new["states"])):
+        where = f"batch {index + 1}"
+        for key in ("batch_count", "n_samples_seen"):
+            if a[key] != b[key]:
+                problems.append(f"{where}: {key}")
+        for key in ("previous_lambda", "weight_sum"):
+            if not np.isclose(a[key], b[key], rtol=1e-12, atol=0.0):
+                problems.append(f"{where}: {key}")
+        for key in _COMPARED_WITHIN_TOLERANCE:
+            if not close(a[key], b[key]):
+                problems.append(f"{where}: {key} beyond the case tolerance")
+        da, db = a["diagnostics"], b["diagnostics"]
+        for key in ("bandwidth", "lambda_value"):
+            if not np.isclose(da[key], db[key], rtol=1e-12, atol=0.0):
+                problems.append(f"{where}: {key}")
+        if not close(da["objective"], db["objective"]):
+            problems.append(f"{where}: objective beyond the case tolerance")
+        if da["converged"] != db["converged"]:
+            problems.append(f"{where}: converged")
+    if not close(old["predictions"], new["predictions"]):
+        problems.append("predictions beyond the case tolerance")
+    return problems
 
 
 def serialise(corpus: dict) -> str:
@@ -188,17 +262,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {PROJECT_CORPUS.relative_to(ROOT)} ({len(corpus['cases'])} cases, shared inputs from {source_path})")
         return 0
 
-    committed_text = PROJECT_CORPUS.read_text()
-    regenerated_text = serialise(build_corpus(json.loads(committed_text)))
-    if regenerated_text != committed_text:
-        committed = json.loads(committed_text)
-        regenerated = json.loads(regenerated_text)
-        for old, new in zip(committed["cases"], regenerated["cases"]):
-            if old != new:
-                print(f"golden case differs: {old['id']}", file=sys.stderr)
+    committed = json.loads(PROJECT_CORPUS.read_text())
+    regenerated = json.loads(serialise(build_corpus(committed)))
+    # the expected values of the committed inputs (the generated ones may
+    # differ from them in the last bits, see _inputs_close)
+    for case, new in zip(committed["cases"], regenerated["cases"]):
+        if case["id"] == new["id"]:
+            new["expected"] = json.loads(json.dumps(
+                replay_expected(case["config"], case["batches"], np.asarray(case["probe_X"]))))
+    problems = [
+        f"{case['id']}: {problem}"
+        for case, new in zip(committed["cases"], regenerated["cases"])
+        for problem in case_differences(case, new)
+    ]
+    if len(committed["cases"]) != len(regenerated["cases"]):
+        problems.append(f"{len(committed['cases'])} committed cases, {len(regenerated['cases'])} generated")
+    if {k: v for k, v in committed.items() if k != "cases"} != {k: v for k, v in regenerated.items() if k != "cases"}:
+        problems.append("corpus header differs")
+    if problems:
+        for problem in problems:
+            print(f"golden case differs: {problem}", file=sys.stderr)
         print("golden corpus check FAILED: regenerate with --write only with a documented reason", file=sys.stderr)
         return 1
-    print(f"golden corpus check passed ({len(json.loads(committed_text)['cases'])} cases)")
+    print(f"golden corpus check passed ({len(committed['cases'])} cases)")
     return 0
 
 

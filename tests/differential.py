@@ -36,11 +36,14 @@ def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: st
     )
 
 
-def replay_case(case: dict[str, Any], backend: str, *, exact_iterations: bool) -> None:
+def replay_case(case: dict[str, Any], backend: str, *, oracle: bool) -> None:
     """Stream the case's batches through ``backend``; compare after every batch.
 
-    ``exact_iterations`` also requires the same iteration counts and
-    convergence flags (only the oracle itself is held to that).
+    ``oracle`` also requires the same convergence flags (only the NumPy
+    reference itself is held to that). Iteration counts are not compared,
+    not even the oracle's: they follow the rounding of the machine's BLAS
+    kernels (docs/numerical-contract-notes.md, "The corpus across BLAS
+    builds"; ALGORITHM.md: they "need not match across engines").
     """
     config = dict(case["config"], backend=backend, device="cpu")
     dtype = np.dtype(config["dtype"])
@@ -65,8 +68,7 @@ def replay_case(case: dict[str, Any], backend: str, *, exact_iterations: bool) -
         np.testing.assert_allclose(diagnostics.bandwidth, expected_diagnostics["bandwidth"], rtol=SCHEDULE_RTOL)
         np.testing.assert_allclose(diagnostics.lambda_value, expected_diagnostics["lambda_value"], rtol=SCHEDULE_RTOL)
         _assert_close(diagnostics.objective, expected_diagnostics["objective"], rtol, atol, f"{where}: objective")
-        if exact_iterations:
-            assert diagnostics.iterations == expected_diagnostics["iterations"], where
+        if oracle:
             assert diagnostics.converged == expected_diagnostics["converged"], where
     predictions = model.predict(np.asarray(case["probe_X"]))
     _assert_close(predictions, case["expected"]["predictions"], rtol, atol, f"{case['id']}: predictions")

@@ -31,14 +31,14 @@ EXTERNAL_CASES = load_cases(EXTERNAL_CORPUS) if EXTERNAL_CORPUS.exists() else []
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", PROJECT_CASES, ids=[c["id"] for c in PROJECT_CASES])
 def test_project_corpus(case, backend):
-    replay_case(case, backend, exact_iterations=backend == "numpy")
+    replay_case(case, backend, oracle=backend == "numpy")
 
 
 @pytest.mark.skipif(not EXTERNAL_CASES, reason="external corpus ../shared/golden/contract_corpus_v1.json not present")
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", EXTERNAL_CASES or [None], ids=[c["id"] for c in EXTERNAL_CASES] or ["absent"])
 def test_external_corpus(case, backend):
-    replay_case(case, backend, exact_iterations=backend == "numpy")
+    replay_case(case, backend, oracle=backend == "numpy")
 
 
 @pytest.mark.skipif(not EXTERNAL_CASES, reason="external corpus not present")
