@@ -84,7 +84,9 @@ def native_details(model):
     return {"kernel_path": diagnostics.kernel_path, "solve_route": diagnostics.solve_route,
             "gram_full_updates": diagnostics.gram_full_updates,
             "gram_incremental_updates": diagnostics.gram_incremental_updates,
-            "gram_changed_rows": diagnostics.gram_changed_rows}
+            "gram_changed_rows": diagnostics.gram_changed_rows,
+            "parallel_dispatches": diagnostics.parallel_dispatches, "late_dispatches": diagnostics.late_dispatches,
+            "threads_at_end": diagnostics.threads_at_end}
 
 
 def run_stream(model, batches, lifecycle="steady", make=None):
