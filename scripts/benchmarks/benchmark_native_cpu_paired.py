@@ -191,6 +191,7 @@ def main():
                 if args.rounds_large is not None and name in ("wide", "streaming"):
                     rounds = args.rounds_large
                 details = {}
+                round_threads = []  # threads the native engine's last batch ended on, per round
                 for r in range(rounds):
                     order = ("numpy", "native_cpu") if r % 2 == 0 else ("native_cpu", "numpy")
                     for b in order:
@@ -206,11 +207,13 @@ def main():
                         info[b] = (converged, iterations)
                         if b == "native_cpu":
                             details = native_details(model)
+                            round_threads.append(details.get("threads_at_end"))
                 ratios = [a / b for a, b in zip(timings["numpy"], timings["native_cpu"])]
                 case = {"class": name, "shape": [samples, features], "batch": batch, "dataset_seed": args.seed,
                         "dataset_sha256": sha, "dtype": dtype, "penalty": penalty, "lifecycle": args.lifecycle,
                         "operation": "fit first batch + partial_fit stream", "median_ratio_numpy_over_native": float(np.median(ratios)),
-                        "ratios": ratios, "rounds": rounds, "native_cpu_last_batch": details, "engines": {}}
+                        "ratios": ratios, "rounds": rounds, "native_cpu_last_batch": details,
+                        "native_cpu_threads_at_end_per_round": round_threads, "engines": {}}
                 for b in models:
                     t = np.array(timings[b])
                     case["engines"][b] = {"timings_s": t.tolist(), "median_s": float(np.median(t)),
