@@ -110,16 +110,15 @@ RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T 
 }
 
 template <class T>
-RH_MULTIVERSION StepSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h,
-                                        const T* c_gram, T* r_next, T* s, T* c) {
+RH_MULTIVERSION ScoreSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h,
+                                         const T* c_gram, T* r_next, T* s, T* c) {
     const T inverse_two_h = T(1) / (T(2) * h);
-    const T half_tau_squared = (T(0.5) * tau) * tau;
-    StepSums sums;
-    T loss = T(0), total = T(0);
+    ScoreSums sums;
+    T total = T(0);
     for (std::int64_t begin = 0; begin < n; begin += kBlock) {
         const std::int64_t end = std::min(n, begin + kBlock);
-        T block_loss = T(0), block = T(0), changed = T(0), weighted = T(0);
-#pragma omp simd reduction(+ : block_loss, block, changed, weighted)
+        T block = T(0), changed = T(0), weighted = T(0);
+#pragma omp simd reduction(+ : block, changed, weighted)
         for (std::int64_t i = begin; i < end; ++i) {
             const T dzi = dz[i] + b;
             dz[i] = dzi;
@@ -129,18 +128,15 @@ RH_MULTIVERSION StepSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, 
             const T ci = wi * curvature(ri, tau, h, inverse_two_h);
             s[i] = si;
             c[i] = ci;
-            block_loss += wi * huber_loss(ri, tau, half_tau_squared);
             block += si;
             changed += ci != c_gram[i] ? T(1) : T(0);
             weighted += ci > T(0) ? T(1) : T(0);
         }
-        loss += block_loss;
         total += block;
-        sums.scores.changed += static_cast<std::int64_t>(changed);
-        sums.scores.weighted_rows += static_cast<std::int64_t>(weighted);
+        sums.changed += static_cast<std::int64_t>(changed);
+        sums.weighted_rows += static_cast<std::int64_t>(weighted);
     }
-    sums.loss = static_cast<double>(loss);
-    sums.scores.score_sum = static_cast<double>(total);
+    sums.score_sum = static_cast<double>(total);
     return sums;
 }
 
@@ -217,7 +213,7 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
     template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
     template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
     template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
-    template StepSums full_step_rows<T>(std::int64_t, const T*, T*, T, const T*, T, T, const T*, T*, T*, T*);    \
+    template ScoreSums full_step_rows<T>(std::int64_t, const T*, T*, T, const T*, T, T, const T*, T*, T*, T*);    \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \
     template void add_scaled<T>(std::int64_t, T, const T*, T*);                                                 \
     template std::int64_t gather_weighted_rows<T>(std::int64_t, std::int64_t, bool, const T*, const T*, T*);   \

@@ -34,21 +34,15 @@ struct TrialSums {
 template <class T>
 TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial, T* s);
 
-// What Newton's full step (t = 1) leaves for the next iteration, summed
-// over the rows of a pass: the data loss at r + dz and the score pass's
-// sums at r + dz (curvature against the Gram's weights included).
-struct StepSums {
-    double loss = 0.0;  // sum_i w_i loss(r_i + dz_i)
-    ScoreSums scores;
-};
-
 // Newton's full step over a block, given dz = X step[:p]: dz_i += b
 // (completing Z step), r_next_i = r_i + dz_i, and at r_next what
 // score_pass(.., c, c_gram) computes there (s = w score, c = w kappa and
-// their sums), plus the loss sum: when the line search takes t = 1, the
-// next iteration starts without another pass over the rows.
+// their sums): when the line search takes t = 1, the next iteration starts
+// without another pass over the rows. (The line search's loss at t = 1 is
+// not taken from here: its trials must all be summed like the F they are
+// compared with, loss_sum, or noise-level decisions flip near convergence.)
 template <class T>
-StepSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h, const T* c_gram, T* r_next,
+ScoreSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h, const T* c_gram, T* r_next,
                         T* s, T* c);
 
 // out_i = y_i - (out_i + b): turns out = X theta into the residual.

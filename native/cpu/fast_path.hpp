@@ -395,14 +395,14 @@ bool start_residual(const Problem<T>& P, const T* theta, T* r) {
 }
 
 // Newton's Z step in one pass over X, per block of rows: dz = X step[:p] +
-// step[p] (GEMV), and speculatively everything the next iteration needs
-// if the line search takes the full step (t = 1: the residual kept is then
+// step[p] (GEMV), and speculatively what the next iteration needs if the
+// line search takes the full step (t = 1: the residual kept is then
 // exactly r_next = r + dz): s and c = w kappa at r_next (ws.weighted_score,
-// ws.curvature), their sums, the data loss there, and X' s (GEMV' of the
-// same cache-resident rows) into ws.trial_products. Then neither the line
-// search's first trial nor the next gradient and Gram need a pass.
+// ws.curvature), their sums, and X' s (GEMV' of the same cache-resident
+// rows) into ws.trial_products. Then neither the next gradient nor the
+// next Gram needs a pass of its own.
 template <class T>
-StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz, T* r_next) {
+ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz, T* r_next) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
     const std::int64_t block_rows = fused_block_rows(P);
@@ -411,7 +411,7 @@ StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* d
     T* c = ws.curvature.data();
     const T* c_gram = ws.gram_curvature.data();
     const int parts = row_parts(P);
-    StepSums partial[kMaxParts];
+    ScoreSums partial[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
@@ -423,29 +423,27 @@ StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* d
             return;
         }
         std::fill(product, product + p, T(0));
-        StepSums sums;
+        ScoreSums sums;
         for (std::int64_t first = begin; first < end; first += block_rows) {
             const auto m = static_cast<blas::index_t>(std::min(end, first + block_rows) - first);
             const T* rows = P.X + first * p;
             blas::matvec(m, static_cast<blas::index_t>(p), rows, step, dz + first);
-            const StepSums block = full_step_rows(m, r + first, dz + first, b, P.w + first, P.tau, P.bandwidth,
-                                                  c_gram + first, r_next + first, s + first, c + first);
-            sums.loss += block.loss;
-            sums.scores.score_sum += block.scores.score_sum;
-            sums.scores.changed += block.scores.changed;
-            sums.scores.weighted_rows += block.scores.weighted_rows;
+            const ScoreSums block = full_step_rows(m, r + first, dz + first, b, P.w + first, P.tau, P.bandwidth,
+                                                   c_gram + first, r_next + first, s + first, c + first);
+            sums.score_sum += block.score_sum;
+            sums.changed += block.changed;
+            sums.weighted_rows += block.weighted_rows;
             blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
         }
         partial[part] = sums;
     };
     run_parts(P, parts, task);
     sum_trial_products(P, parts);
-    StepSums total;
+    ScoreSums total;
     for (int k = 0; k < parts; ++k) {
-        total.loss += partial[k].loss;
-        total.scores.score_sum += partial[k].scores.score_sum;
-        total.scores.changed += partial[k].scores.changed;
-        total.scores.weighted_rows += partial[k].scores.weighted_rows;
+        total.score_sum += partial[k].score_sum;
+        total.changed += partial[k].changed;
+        total.weighted_rows += partial[k].weighted_rows;
     }
     return total;
 }
@@ -675,9 +673,9 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
         diagnostics.record(solve_symmetric_with_fallback(d, ws.newton_matrix.data(), g, step, ws));
 
         // Z step, once: the trial residual at t is r + t * dz; the full
-        // step's residual, scores and loss come with it.
+        // step's residual and scores come with it.
         T* r_next = ws.candidate_residual.data();
-        const StepSums full_step = fused_step_product(P, step, r, dz, r_next);
+        const ScoreSums full_step = fused_step_product(P, step, r, dz, r_next);
         P.scores_current = false;
         // Memory and history terms along theta - t step: with D0 = theta -
         // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
@@ -706,7 +704,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             bool same = true;
             for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
             if (same) return {iteration, true, value};
-            data_value = (t == 1.0 ? full_step.loss : data_loss(P, r, dz, scaled)) * inverse_n;
+            data_value = data_loss(P, r, dz, scaled) * inverse_n;
             if (data_value + memory_at(t) <= value) {
                 accepted = true;
                 break;
@@ -721,7 +719,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             std::swap(ws.residual, ws.candidate_residual);
             r = ws.residual.data();
             P.scores_current = true;
-            P.current_scores = full_step.scores;
+            P.current_scores = full_step;
         } else {
             advance_residual(P, scaled, dz, r);
         }

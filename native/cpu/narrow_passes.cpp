@@ -21,7 +21,7 @@ void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) 
 }
 
 template <class T>
-StepSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
+ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
                           const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product) {
     RH_BY_LEVEL(step_pass, n, p, panels, step, b, r, w, tau, h, c_gram, dz, r_next, s, c, product)
 }
@@ -40,10 +40,10 @@ TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, con
 
 template void narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
 template void narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
-template StepSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
+template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                           const float*, const float*, float, float, const float*, float*, float*,
                                           float*, float*, float*);
-template StepSums narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
+template ScoreSums narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
                                            const double*, const double*, double, double, const double*, double*,
                                            double*, double*, double*, double*);
 template void narrow_residual_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,

@@ -46,10 +46,10 @@ void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
 
 // Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b, then at
 // r_next_i = r_i + dz_i what full_step_rows (fast_kernels.hpp) computes
-// (s, c = w kappa against c_gram, their sums, the loss sum);
+// (s, c = w kappa against c_gram, their sums);
 // product[:p] = sum_i s_i x_i.
 template <class T>
-StepSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
+ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
                           const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product);
 
 // The residual at the start of a solve over rows [0, n): r_i = y_i -
