@@ -61,6 +61,15 @@ struct Problem {
         objective.bandwidth = T(0.05);
         objective.workspace = &workspace;
     }
+
+    // X (n x p, row-major): Z without its intercept column.
+    std::vector<T> features_only() const {
+        const std::int64_t p = d - 1;
+        std::vector<T> X(n * p);
+        for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t j = 0; j < p; ++j) X[i * p + j] = Z[i * d + j];
+        return X;
+    }
 };
 
 template <class T>
@@ -120,9 +129,8 @@ template <class T>
 void fast_gram_full(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features), c(p.n, T(1));
-    for (std::int64_t i = 0; i < p.n; ++i)
-        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    const std::vector<T> X = p.features_only();
+    std::vector<T> c(p.n, T(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
     rh::cpu::ThreadPolicy::Scope scope(policy);
     for (auto _ : state) {
@@ -137,9 +145,8 @@ template <class T>
 void narrow_gram(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features), c(p.n, T(1));
-    for (std::int64_t i = 0; i < p.n; ++i)
-        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    const std::vector<T> X = p.features_only();
+    std::vector<T> c(p.n, T(1));
     std::vector<T> scratch(rh::cpu::fast::narrow_gram_scratch_size(features));
     for (auto _ : state) {
         rh::cpu::fast::narrow_gram_accumulate(p.n, features, true, X.data(), c.data(), T(1), p.gram.data(),
@@ -155,9 +162,7 @@ template <class T>
 void narrow_trial_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features);
-    for (std::int64_t i = 0; i < p.n; ++i)
-        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    const std::vector<T> X = p.features_only();
     std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
     rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
     std::vector<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
@@ -244,9 +249,7 @@ template <class T>
 void whole_update(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features);
-    for (std::int64_t i = 0; i < p.n; ++i)
-        for (std::int64_t j = 0; j < features; ++j) X[i * features + j] = p.Z[i * p.d + j];
+    const std::vector<T> X = p.features_only();
     std::vector<T> y(p.n);
     for (std::int64_t i = 0; i < p.n; ++i) {
         T fitted = 0;

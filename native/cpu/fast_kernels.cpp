@@ -112,32 +112,13 @@ RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T 
 template <class T>
 RH_MULTIVERSION ScoreSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h,
                                          const T* c_gram, T* r_next, T* s, T* c) {
-    const T inverse_two_h = T(1) / (T(2) * h);
-    ScoreSums sums;
-    T total = T(0);
-    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
-        const std::int64_t end = std::min(n, begin + kBlock);
-        T block = T(0), changed = T(0), weighted = T(0);
-#pragma omp simd reduction(+ : block, changed, weighted)
-        for (std::int64_t i = begin; i < end; ++i) {
-            const T dzi = dz[i] + b;
-            dz[i] = dzi;
-            const T ri = r[i] + dzi, wi = w[i];
-            r_next[i] = ri;
-            const T si = wi * clip(ri, tau);
-            const T ci = wi * curvature(ri, tau, h, inverse_two_h);
-            s[i] = si;
-            c[i] = ci;
-            block += si;
-            changed += ci != c_gram[i] ? T(1) : T(0);
-            weighted += ci > T(0) ? T(1) : T(0);
-        }
-        total += block;
-        sums.changed += static_cast<std::int64_t>(changed);
-        sums.weighted_rows += static_cast<std::int64_t>(weighted);
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) {
+        const T dzi = dz[i] + b;
+        dz[i] = dzi;
+        r_next[i] = r[i] + dzi;
     }
-    sums.score_sum = static_cast<double>(total);
-    return sums;
+    return score_pass(n, r_next, w, tau, h, s, c, c_gram);  // the block is still in cache
 }
 
 template <class T>

@@ -11,6 +11,13 @@ struct ScoreSums {
     double score_sum = 0.0;          // sum_i w_i score(r_i): the intercept's Z' s
     std::int64_t changed = 0;        // rows with c_i != the Gram's weight
     std::int64_t weighted_rows = 0;  // rows with c_i > 0
+
+    ScoreSums& operator+=(const ScoreSums& other) {
+        score_sum += other.score_sum;
+        changed += other.changed;
+        weighted_rows += other.weighted_rows;
+        return *this;
+    }
 };
 
 // s = w * score(r); when c != nullptr also c = w * kappa(r) (ramps as

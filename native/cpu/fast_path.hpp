@@ -214,11 +214,7 @@ ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
     };
     run_parts(P, parts, task);
     ScoreSums total;
-    for (int k = 0; k < parts; ++k) {
-        total.score_sum += partial[k].score_sum;
-        total.changed += partial[k].changed;
-        total.weighted_rows += partial[k].weighted_rows;
-    }
+    for (int k = 0; k < parts; ++k) total += partial[k];
     return total;
 }
 
@@ -430,9 +426,7 @@ ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* 
             blas::matvec(m, static_cast<blas::index_t>(p), rows, step, dz + first);
             const ScoreSums block = full_step_rows(m, r + first, dz + first, b, P.w + first, P.tau, P.bandwidth,
                                                    c_gram + first, r_next + first, s + first, c + first);
-            sums.score_sum += block.score_sum;
-            sums.changed += block.changed;
-            sums.weighted_rows += block.weighted_rows;
+            sums += block;
             blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), rows, s + first, product);
         }
         partial[part] = sums;
@@ -440,11 +434,7 @@ ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* 
     run_parts(P, parts, task);
     sum_trial_products(P, parts);
     ScoreSums total;
-    for (int k = 0; k < parts; ++k) {
-        total.score_sum += partial[k].score_sum;
-        total.changed += partial[k].changed;
-        total.weighted_rows += partial[k].weighted_rows;
-    }
+    for (int k = 0; k < parts; ++k) total += partial[k];
     return total;
 }
 
