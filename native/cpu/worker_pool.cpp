@@ -1,6 +1,12 @@
 #include "cpu/worker_pool.hpp"
 
 #include <chrono>
+#include <cstring>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -35,6 +41,16 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::ensure_workers(int count) {
+#if defined(__linux__)
+    // The CPUs the workers may use (they inherit the caller's set), recorded
+    // before the first one starts and never written again.
+    if (workers_.empty() && count > 0) {
+        static_assert(sizeof(cpu_set_t) <= sizeof(full_affinity_), "cpu_set_t does not fit");
+        cpu_set_t allowed;
+        steerable_ = sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) >= 2;
+        std::memcpy(full_affinity_.data(), &allowed, sizeof allowed);
+    }
+#endif
     while (static_cast<int>(workers_.size()) < count) workers_.emplace_back([this] { worker_loop(); });
 }
 
@@ -56,8 +72,30 @@ bool WorkerPool::unclaimed(std::uint32_t generation) const {
            static_cast<int>(value & 0xffff) < static_cast<int>((value >> 16) & 0xffff);
 }
 
+void WorkerPool::steer_sleepers() {
+#if defined(__linux__)
+    if (!steerable_) return;
+    cpu_set_t elsewhere;
+    std::memcpy(&elsewhere, full_affinity_.data(), sizeof elsewhere);
+    const int here = sched_getcpu();
+    if (here < 0 || !CPU_ISSET(here, &elsewhere)) return;
+    CPU_CLR(here, &elsewhere);
+    for (auto& worker : workers_) pthread_setaffinity_np(worker.native_handle(), sizeof elsewhere, &elsewhere);
+    steered_.fetch_add(1, std::memory_order_seq_cst);
+#endif
+}
+
+void WorkerPool::restore_affinity() const {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    std::memcpy(&allowed, full_affinity_.data(), sizeof allowed);
+    pthread_setaffinity_np(pthread_self(), sizeof allowed, &allowed);
+#endif
+}
+
 void WorkerPool::wake() {
     if (workers_.empty() || sleeping_.load(std::memory_order_seq_cst) == 0) return;
+    steer_sleepers();
     // A new generation with nothing to claim (claim_ keeps the old one):
     // woken workers find no part and spin.
     generation_.fetch_add(1, std::memory_order_seq_cst);
@@ -73,7 +111,10 @@ WorkerPool::Dispatch WorkerPool::dispatch(int parts, void (*function)(void*, int
     claim_.store(pack(generation, parts, 1), std::memory_order_release);
     generation_.store(generation, std::memory_order_seq_cst);
     const bool asleep = sleeping_.load(std::memory_order_seq_cst) > 0;
-    if (asleep) generation_.notify_all();
+    if (asleep) {
+        steer_sleepers();
+        generation_.notify_all();
+    }
 
     function(context, 0);
     // An awake worker claims its part within about a microsecond of the
@@ -100,7 +141,7 @@ WorkerPool::Dispatch WorkerPool::dispatch(int parts, void (*function)(void*, int
 }
 
 void WorkerPool::worker_loop() {
-    std::uint32_t seen = 0;
+    std::uint32_t seen = 0, steering_seen = 0;
     for (;;) {
         const auto start = std::chrono::steady_clock::now();
         int spins = 0;
@@ -117,6 +158,10 @@ void WorkerPool::worker_loop() {
         }
         seen = now;
         if (stop_.load(std::memory_order_acquire)) return;
+        if (const std::uint32_t steering = steered_.load(std::memory_order_acquire); steering != steering_seen) {
+            steering_seen = steering;
+            restore_affinity();  // running now, away from the caller: the full set again
+        }
         for (int part = claim(seen); part >= 0; part = claim(seen)) {
             function_(context_, part);
             done_.fetch_add(1, std::memory_order_acq_rel);

@@ -16,11 +16,20 @@
 // * wake() lets the caller rouse sleeping workers ahead of the first
 //   dispatch of an update, so the futex wake-up overlaps the update's own
 //   preparation instead of costing the first passes their second thread.
+// * Waking is steered away from the caller's CPU (Linux): the scheduler
+//   places a woken thread on or near its waker's CPU, and a worker placed
+//   behind the busy caller stays runnable without running while another
+//   CPU idles (seen in /proc/<pid>/task/*/stat: both threads runnable on one
+//   CPU for whole 20 ms stretches, every dispatch finding the worker
+//   "asleep"). The caller narrows sleeping workers' affinity to its other
+//   CPUs before waking them; each worker restores the full set as soon as it
+//   runs (a running thread does not move when its set widens).
 //
 // Started lazily (the only allocations), joined on destruction; run()
 // allocates nothing. One pool per engine; run() is not reentrant.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -71,6 +80,10 @@ private:
     int claim(std::uint32_t generation);
     // Whether generation `generation` still has unclaimed parts.
     bool unclaimed(std::uint32_t generation) const;
+    // Before waking sleeping workers: their affinity without the caller's CPU.
+    void steer_sleepers();
+    // In a worker: the affinity the caller had when it last steered.
+    void restore_affinity() const;
 
     std::vector<std::thread> workers_;
     void (*function_)(void*, int) = nullptr;
@@ -81,6 +94,9 @@ private:
     std::atomic<int> done_{0};       // parts finished by workers in this generation
     std::atomic<int> sleeping_{0};   // workers inside the futex wait
     std::atomic<bool> stop_{false};
+    std::atomic<std::uint32_t> steered_{0};      // steering rounds so far
+    std::array<std::uint64_t, 16> full_affinity_{};  // the caller's CPU set (a cpu_set_t) at the first start
+    bool steerable_ = false;                          // that set has two CPUs or more
 };
 
 }  // namespace rh::cpu

@@ -7,6 +7,9 @@
 #include <random>
 #include <chrono>
 #include <thread>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <vector>
 
 #include "core/diagnostics.hpp"
@@ -220,6 +223,45 @@ TEST(WorkerPoolTest, SleepingWorkersAreWokenNotReportedMissing) {
     EXPECT_EQ(hits[0].load(), 4);
     EXPECT_EQ(hits[1].load(), 4);
 }
+
+#if defined(__linux__)
+// A worker woken from its futex sleep runs on another CPU than the caller
+// that woke it (the pool narrows a sleeper's affinity before waking it):
+// left to the scheduler it could be placed behind the busy caller and not
+// run at all while the caller works. Once running it has its full CPU set
+// again.
+TEST(WorkerPoolTest, WokenWorkersRunAwayFromTheCallerWithTheirFullCpuSet) {
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU";
+    cpu::WorkerPool pool;
+    std::atomic<int> worker_cpu{-1}, worker_cpu_count{-1};
+    const auto caller = std::this_thread::get_id();
+    auto task = [&](int) {
+        if (std::this_thread::get_id() == caller) return;  // the caller may run the worker's part too
+        cpu_set_t own;
+        worker_cpu_count = sched_getaffinity(0, sizeof own, &own) == 0 ? CPU_COUNT(&own) : -2;
+        worker_cpu = sched_getcpu();
+    };
+    pool.run(2, task);  // starts the worker
+    // The caller stays on one CPU for the test, so "the caller's CPU" is fixed.
+    const int here = sched_getcpu();
+    cpu_set_t pinned;
+    CPU_ZERO(&pinned);
+    CPU_SET(here, &pinned);
+    ASSERT_EQ(sched_setaffinity(0, sizeof pinned, &pinned), 0);
+    for (int round = 0; round < 5; ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // far past the spin: the worker sleeps
+        worker_cpu = -1;
+        // the dispatch that wakes it may run both parts itself; a later one is the worker's
+        for (int tries = 0; tries < 1000 && worker_cpu.load() < 0; ++tries) pool.run(2, task);
+        EXPECT_GE(worker_cpu.load(), 0) << "the woken worker never ran, round " << round;
+        EXPECT_NE(worker_cpu.load(), here) << "round " << round;
+        EXPECT_EQ(worker_cpu_count.load(), CPU_COUNT(&allowed)) << "round " << round;
+    }
+    ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+}
+#endif
 
 // The narrow kernels' buffers exist only where those kernels run: the Gram
 // scratch grows as d^2 per thread and the panels as a copy of the batch.
