@@ -51,7 +51,9 @@ void WorkerPool::ensure_workers(int count) {
         std::memcpy(full_affinity_.data(), &allowed, sizeof allowed);
     }
 #endif
+    const bool starting = static_cast<int>(workers_.size()) < count;
     while (static_cast<int>(workers_.size()) < count) workers_.emplace_back([this] { worker_loop(); });
+    if (starting) steer_sleepers();  // a new thread, too, starts beside its creator
 }
 
 int WorkerPool::claim(std::uint32_t generation) {

@@ -80,7 +80,8 @@ private:
     int claim(std::uint32_t generation);
     // Whether generation `generation` still has unclaimed parts.
     bool unclaimed(std::uint32_t generation) const;
-    // Before waking sleeping workers: their affinity without the caller's CPU.
+    // Before waking sleeping workers (and after starting new ones): the
+    // workers' affinity without the caller's CPU.
     void steer_sleepers();
     // In a worker: the affinity the caller had when it last steered.
     void restore_affinity() const;
