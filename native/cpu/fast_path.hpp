@@ -569,37 +569,61 @@ public:
                 for (std::int64_t i = 0; i < d; ++i) std::fill(target + i * d + i, target + (i + 1) * d, T(0));
         };
         run_parts(P_, parts, task);
+        add_partial_grams(parts);
+    }
+
+private:
+    // Rows whose weight rose are gathered to the front of a buffer region,
+    // rows whose weight fell to its back; two accumulations with alpha +-1
+    // (the narrow kernel or SYRK). Split into the row passes' parts (each
+    // part gathers its own rows into its own region and accumulates into its
+    // own matrix, part 0's being the Gram itself; the others' upper
+    // triangles are added in part order), so each thread reads the weights
+    // and rows it already holds.
+    void add_changes(const T* c_new, const T* c_old) {
+        Workspace<T>& ws = *P_.ws;
+        const std::int64_t n = P_.rows, d = P_.d;
+        const int parts = row_parts(P_);
+        auto task = [&](int part) {
+            std::int64_t begin, end;
+            row_range(part, parts, n, begin, end);
+            T* region = ws.weighted_design.data() + begin * d;
+            T* target = part == 0 ? ws.gram.data() : ws.partial_grams.data() + (part - 1) * d * d;
+            if (part > 0)
+                for (std::int64_t i = 0; i < d; ++i) std::fill(target + i * d + i, target + (i + 1) * d, T(0));
+            const std::int64_t m = end - begin;
+            std::int64_t rising = 0, falling = 0;
+            gather_changed_rows(m, P_.features, P_.intercept, P_.X + begin * P_.features, c_new + begin,
+                                c_old + begin, region, rising, falling);
+            if (d <= narrow_gram_max_features<T>) {
+                T* scratch = ws.gram_scratch.data() + part * narrow_gram_scratch_size(d);
+                narrow_gram_accumulate(rising, d, false, region, static_cast<const T*>(nullptr), T(1), target,
+                                       scratch);
+                narrow_gram_accumulate(falling, d, false, region + (m - falling) * d,
+                                       static_cast<const T*>(nullptr), T(-1), target, scratch);
+                return;
+            }
+            const auto dd = static_cast<blas::index_t>(d);
+            if (rising > 0)
+                blas::gram_upper_accumulate(static_cast<blas::index_t>(rising), dd, region, T(1), target);
+            if (falling > 0)
+                blas::gram_upper_accumulate(static_cast<blas::index_t>(falling), dd, region + (m - falling) * d,
+                                            T(-1), target);
+        };
+        run_parts(P_, parts, task);
+        add_partial_grams(parts);
+    }
+
+    // ws.gram's upper triangle += the other parts' (part order).
+    void add_partial_grams(int parts) {
+        Workspace<T>& ws = *P_.ws;
+        const std::int64_t d = P_.d;
         T* G = ws.gram.data();
         for (int k = 1; k < parts; ++k) {
             const T* other = ws.partial_grams.data() + (k - 1) * d * d;
             for (std::int64_t i = 0; i < d; ++i)
                 for (std::int64_t j = i; j < d; ++j) G[i * d + j] += other[i * d + j];
         }
-    }
-
-private:
-    // Rows whose weight rose are gathered from the front of the buffer,
-    // rows whose weight fell from its back; two SYRK updates with alpha +-1.
-    void add_changes(const T* c_new, const T* c_old) {
-        Workspace<T>& ws = *P_.ws;
-        const std::int64_t n = P_.rows, d = P_.d;
-        T* gathered = ws.weighted_design.data();
-        std::int64_t rising = 0, falling = 0;
-        gather_changed_rows(n, P_.features, P_.intercept, P_.X, c_new, c_old, gathered, rising, falling);
-        if (d <= narrow_gram_max_features<T>) {
-            T* scratch = ws.gram_scratch.data();
-            narrow_gram_accumulate(rising, d, false, gathered, static_cast<const T*>(nullptr), T(1), ws.gram.data(),
-                                   scratch);
-            narrow_gram_accumulate(falling, d, false, gathered + (n - falling) * d, static_cast<const T*>(nullptr),
-                                   T(-1), ws.gram.data(), scratch);
-            return;
-        }
-        const auto dd = static_cast<blas::index_t>(d);
-        if (rising > 0)
-            blas::gram_upper_accumulate(static_cast<blas::index_t>(rising), dd, gathered, T(1), ws.gram.data());
-        if (falling > 0)
-            blas::gram_upper_accumulate(static_cast<blas::index_t>(falling), dd, gathered + (n - falling) * d,
-                                        T(-1), ws.gram.data());
     }
 
     const Problem<T>& P_;
