@@ -128,7 +128,6 @@ int parts_for(const Problem<T>& P, std::int64_t work, std::int64_t per_part) {
 // combined in part order, so the result is bit-identical whoever ran them.
 inline constexpr int kMaxSleepingDispatches = 8;
 
-
 template <class T, class Task>
 void run_parts(const Problem<T>& P, int parts, Task& task) {
     if (parts > 1) ++P.dispatches;
