@@ -78,12 +78,14 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     const int threads = std::clamp(threads_.threads(), 1, fast::kMaxParts);
     std::optional<ThreadPolicy::Scope> pool_scope;
     std::optional<BlasThreadsScope> single_thread_scope;
-    if (fast_path) single_thread_scope.emplace(1);
-    // Rouses the workers of a split update now, so their futex wake-up
-    // overlaps the preparation below instead of the first passes.
-    if (fast_path && threads > 1 && n * std::max<std::int64_t>(p, 1) >= 2 * fast::kParallelProductElements)
-        pool_.wake();
-    else pool_scope.emplace(threads_);
+    if (fast_path) {
+        single_thread_scope.emplace(1);
+        // Rouses the workers of a split update now, so their futex wake-up
+        // overlaps the preparation below instead of the first passes.
+        if (fast::row_parts(threads, n, p) > 1) pool_.wake();
+    } else {
+        pool_scope.emplace(threads_);
+    }
     ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
 
     // 2. The batch design, weights and schedules.
