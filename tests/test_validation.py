@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from renewable_huber import NotFittedError, RenewableHuberRegressor, ValidationError
+from renewable_huber.backends import availability
 
 SPARSE = "Sparse data was passed, but renewable-huber requires dense input; convert explicitly with X.toarray()"
 CAST_TYPE = "float() argument must be a string or a number"
@@ -99,36 +100,49 @@ STREAM_CASES = {
 }
 
 
-def fitted_model(**params) -> RenewableHuberRegressor:
-    model = RenewableHuberRegressor(backend="numpy", **params)
+def fitted_model(backend: str = "numpy", **params) -> RenewableHuberRegressor:
+    model = RenewableHuberRegressor(backend=backend, **params)
     model.partial_fit(X0, Y0, W0)
     model.partial_fit(X0[::-1] * 0.5, Y0 + 1.0)
     return model
 
 
+def _cpu_backend(name: str):
+    available, hint = availability(name)
+    return pytest.param(name, id=name, marks=[] if available else pytest.mark.skip(reason=f"{name}: {hint}"))
+
+
+# The native engine tests X's finiteness itself (checks_X_finite), so the
+# estimator's order of the checks must come out the same through it.
+CPU_BACKENDS = [_cpu_backend("numpy"), _cpu_backend("native_cpu")]
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
 @pytest.mark.parametrize("case", list(BATCH_CASES))
 @pytest.mark.parametrize("method", ["fit", "partial_fit"])
-def test_unfitted_model_rejects_bad_batch_and_stays_unfitted(case, method, raises_exact, assert_untouched):
+def test_unfitted_model_rejects_bad_batch_and_stays_unfitted(case, method, backend, raises_exact, assert_untouched):
     X, y, w, exc, message = BATCH_CASES[case]
-    model = RenewableHuberRegressor(backend="numpy")
+    model = RenewableHuberRegressor(backend=backend)
     with assert_untouched(model), raises_exact(exc, message):
         getattr(model, method)(X, y, sample_weight=w)
     assert not model.__sklearn_is_fitted__()
     assert not hasattr(model, "coef_")
 
 
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
 @pytest.mark.parametrize("case", list(BATCH_CASES) + list(STREAM_CASES))
-def test_partial_fit_rejects_bad_batch_and_keeps_the_stream(case, raises_exact, assert_untouched):
+def test_partial_fit_rejects_bad_batch_and_keeps_the_stream(case, backend, raises_exact, assert_untouched):
     X, y, w, exc, message = {**BATCH_CASES, **STREAM_CASES}[case]
-    model = fitted_model()
+    model = fitted_model(backend=backend)
     with assert_untouched(model), raises_exact(exc, message):
         model.partial_fit(X, y, sample_weight=w)
 
 
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
 @pytest.mark.parametrize("case", list(BATCH_CASES))
-def test_failed_fit_keeps_the_previous_model(case, raises_exact, assert_untouched):
+def test_failed_fit_keeps_the_previous_model(case, backend, raises_exact, assert_untouched):
     X, y, w, exc, message = BATCH_CASES[case]
-    model = fitted_model(penalty="l1")
+    model = fitted_model(backend=backend, penalty="l1")
     with assert_untouched(model), raises_exact(exc, message):
         model.fit(X, y, sample_weight=w)
     # the kept model still works and continues its stream

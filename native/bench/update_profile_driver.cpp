@@ -36,6 +36,7 @@ int replay(char** argv) {
     const bool l1 = std::string(argv[6]) == "l1";
     const int threads = std::atoi(argv[7]);
     const double seconds = std::atof(argv[8]);
+    const double gap_us = argv[9] != nullptr ? std::atof(argv[9]) : 0.0;
     const auto X = read_values<T>(argv[1], rows * features);
     const auto y = read_values<T>(argv[2], rows);
     const std::int64_t d = features + 1;
@@ -52,13 +53,19 @@ int replay(char** argv) {
     std::int64_t updates = 0;
     const auto start = std::chrono::steady_clock::now();
     double elapsed = 0.0;
+    double in_updates = 0.0;
     while (elapsed < seconds) {
+        const auto before = std::chrono::steady_clock::now();
         diagnostics = engine.update(empty, batch, config, next);
+        const auto after = std::chrono::steady_clock::now();
+        in_updates += std::chrono::duration<double>(after - before).count();
+        while (std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - after).count() < gap_us) {
+        }
         ++updates;
         elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     std::printf("%s %s threads=%d: %.1f us/update over %lld updates, iterations %lld, converged %d\n", argv[5],
-                argv[6], engine.threads(), elapsed / static_cast<double>(updates) * 1e6,
+                argv[6], engine.threads(), in_updates / static_cast<double>(updates) * 1e6,
                 static_cast<long long>(updates), static_cast<long long>(diagnostics.iterations),
                 static_cast<int>(diagnostics.converged));
     return 0;
@@ -67,9 +74,9 @@ int replay(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 9) {
+    if (argc != 9 && argc != 10) {
         std::fprintf(stderr,
-                     "usage: %s X.bin y.bin rows features float64|float32 none|l1 threads seconds\n", argv[0]);
+                     "usage: %s X.bin y.bin rows features float64|float32 none|l1 threads seconds [gap_us]\n", argv[0]);
         return 2;
     }
     return std::string(argv[5]) == "float32" ? replay<float>(argv) : replay<double>(argv);

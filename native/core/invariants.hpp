@@ -37,19 +37,20 @@ void check_state_values(const StateView<T>& state) {
 
 // X, y and the optional weights: finite; weights non-negative with a positive
 // sum. x_finite() tests X (the engine splits that test over its threads).
+// The messages are the Python validators' (validation.py), word for word.
 template <class T, class XFinite>
 void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite) {
     const std::int64_t n = batch.rows;
     if (batch.X == nullptr || batch.y == nullptr)
         throw EngineError(Status::invalid_argument, "X and y must not be null");
     if (!x_finite())
-        throw EngineError(Status::non_finite_input, "X must contain only finite values");
+        throw EngineError(Status::non_finite_input, "X must not contain NaN or infinite values");
     if (!all_finite(batch.y, n))
-        throw EngineError(Status::non_finite_input, "y must contain only finite values");
+        throw EngineError(Status::non_finite_input, "y must not contain NaN or infinite values");
     if (batch.sample_weight != nullptr) {
         const T* w = batch.sample_weight;
         if (!all_finite(w, n))
-            throw EngineError(Status::non_finite_input, "sample_weight must contain only finite values");
+            throw EngineError(Status::non_finite_input, "sample_weight must not contain NaN or infinite values");
         bool any_positive = false;
         for (std::int64_t i = 0; i < n; ++i) {
             if (w[i] < T(0)) throw EngineError(Status::invalid_weights, "sample_weight must be non-negative");

@@ -10,6 +10,7 @@
 #include "cpu/damped_newton.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/lamm.hpp"
+#include "cpu/narrow_passes.hpp"
 #include "cpu/pairwise_sum.hpp"
 #include "cpu/surrogate_objective.hpp"
 
@@ -39,14 +40,21 @@ void append_intercept_column(const T* X, std::int64_t rows, std::int64_t feature
 
 template <class T>
 bool Engine<T>::rows_finite(const T* X, std::int64_t rows, std::int64_t features) {
-    const int threads = std::clamp(threads_.threads(), 1, fast::kMaxParts);
+    return scan_rows(std::clamp(threads_.threads(), 1, fast::kMaxParts), X, rows, features, nullptr);
+}
+
+template <class T>
+bool Engine<T>::scan_rows(int threads, const T* X, std::int64_t rows, std::int64_t features, T* panels) {
     const int parts = fast::row_parts(threads, rows, features);
-    if (parts == 1) return core::all_finite(X, rows * features);
     bool finite[fast::kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         fast::row_range(part, parts, rows, begin, end);
-        finite[part] = core::all_finite(X + begin * features, (end - begin) * features);
+        const T* first = X + begin * features;
+        finite[part] = panels != nullptr
+                           ? fast::narrow_build_panels(end - begin, features, first,
+                                                       panels + begin * fast::narrow_panel_columns(features))
+                           : core::all_finite(first, (end - begin) * features);
     };
     pool_.run(parts, task);
     return std::all_of(finite, finite + parts, [](bool f) { return f; });
@@ -55,14 +63,14 @@ bool Engine<T>::rows_finite(const T* X, std::int64_t rows, std::int64_t features
 template <class T>
 core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                           const core::SolverConfig& config, core::StateOutput<T>& next) {
-    // 1. Check everything before any write.
+    // 1. Check everything before any write to the state or the outputs
+    //    (the workspaces, the engine's own, are sized on the way).
     core::check_config(config);
     core::check_counters(state.counters);
     if (state.counters.fit_intercept != config.fit_intercept)
         throw core::EngineError(core::Status::invalid_state, "state fit_intercept does not match the configuration");
     core::check_batch_shape(batch.rows, batch.features, state.counters);
     core::check_state_values(state);
-    core::check_batch_values(batch, [&] { return rows_finite(batch.X, batch.rows, batch.features); });
     const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
     check_blas_sizes(n, d);
     if (next.coefficients == nullptr || next.information == nullptr)
@@ -71,6 +79,9 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     Workspace<T>& ws = workspace_;
     const core::KernelPath path = choose_kernel_path(kernel_, n, d);
     const bool fast_path = path == core::KernelPath::fast;
+    // The narrow fast path builds its column panels of X while it tests X
+    // (one read of X for both; the workspace is the engine's, not state).
+    const bool narrow = fast_path && p <= fast::narrow_pass_max_features<T>;
     // Threads: the reference-order path sizes the BLAS pool (n_jobs); the
     // fast path runs BLAS single-threaded and splits its row passes over
     // the same number of threads on its own pool (no BLAS thread left
@@ -87,6 +98,10 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         pool_scope.emplace(threads_);
     }
     ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
+    if (narrow) ws.reserve_panels(n, p);
+    core::check_batch_values(batch, [&] {
+        return scan_rows(threads, batch.X, n, p, narrow ? ws.narrow_panels.data() : nullptr);
+    });
 
     // 2. The batch design, weights and schedules.
     const T* design = batch.X;
@@ -120,8 +135,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         problem.d = d;
         problem.intercept = config.fit_intercept;
         problem.X = batch.X;
-        if (p <= fast::narrow_pass_max_features<T>) {
-            ws.reserve_panels(n, p);
+        if (narrow) {
             problem.panels = ws.narrow_panels.data();
             problem.panel_columns = fast::narrow_panel_columns(p);
         }

@@ -32,9 +32,9 @@ public:
 
     // Whether every value of X (rows x features, row-major) is finite: the
     // test update() makes, split over the threads like the fast path's row
-    // passes, so each thread leaves in its cache the rows it will build
-    // panels from (a test on one thread would leave every row in one core's
-    // cache, and the other core would fetch its half from there).
+    // passes, so each thread leaves in its cache the rows it works on next
+    // (a test on one thread would leave every row in one core's cache, and
+    // the other core would fetch its half from there).
     bool rows_finite(const T* X, std::int64_t rows, std::int64_t features);
 
     // out = X coef[:p] (+ coef[p] with an intercept), X rows x p row-major.
@@ -48,6 +48,13 @@ public:
     int started_workers() const noexcept { return pool_.started_workers(); }
 
 private:
+    // rows_finite on `threads` threads (update() passes the count it took
+    // before it sized the BLAS pool for the call: with n_jobs=None the
+    // count is read from that pool). With `panels` (narrow_panel_size
+    // elements, p <= narrow_pass_max_features) each thread also builds its
+    // rows' column panels in the same read of X: the narrow fast path's
+    // test and its panels together.
+    bool scan_rows(int threads, const T* X, std::int64_t rows, std::int64_t features, T* panels);
     // Coefficients from the workspace and the counters of the next state.
     void finish(const core::StateView<T>& state, core::StateOutput<T>& next, std::int64_t rows, double lambda,
                 double weight_sum_after) const;

@@ -69,7 +69,8 @@ struct Problem {
     bool intercept = true;
     const T* X = nullptr;       // rows x p, row-major (the caller's buffer)
     // Column panels of X for the narrow passes (p <= narrow_pass_max_features),
-    // built by start_residual; row begin's panels at panels + begin * panel_columns.
+    // built by the engine while it tested X (Engine::rows_finite); row
+    // begin's panels at panels + begin * panel_columns.
     T* panels = nullptr;
     std::int64_t panel_columns = 0;
     const T* y = nullptr;
@@ -361,8 +362,8 @@ void sum_trial_products(const Problem<T>& P, int parts) {
         for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
 }
 
-// r = y - Z theta at the start of a solve. Narrow rows: builds the column
-// panels of X (P.panels) and in the same pass also X' (w score(r)) into
+// r = y - Z theta at the start of a solve. Narrow rows: from the column
+// panels of X (P.panels), and in the same pass also X' (w score(r)) into
 // ws.trial_products (the first gradient's product; returns true),
 // overwriting ws.weighted_score. Wider rows: a GEMV (returns false).
 template <class T>
@@ -379,9 +380,7 @@ bool start_residual(const Problem<T>& P, const T* theta, T* r) {
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
-        T* panels = P.panels + begin * P.panel_columns;
-        narrow_build_panels(end - begin, p, P.X + begin * p, panels);
-        narrow_residual_pass(end - begin, p, panels, theta, b, P.y + begin, P.w + begin, P.tau, r + begin,
+        narrow_residual_pass(end - begin, p, P.panels + begin * P.panel_columns, theta, b, P.y + begin, P.w + begin, P.tau, r + begin,
                              s + begin, ws.trial_products.data() + part * p);
     };
     run_parts(P, parts, task);

@@ -16,7 +16,7 @@ namespace rh::cpu::fast {
 #include "core/per_target_kernels.inc"
 
 template <class T>
-void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) {
+bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) {
     RH_BY_LEVEL(build_panels, n, p, X, panels)
 }
 
@@ -38,8 +38,8 @@ TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, con
     RH_BY_LEVEL(trial_pass, n, p, panels, change, b, r, w, tau, r_trial, s, product)
 }
 
-template void narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
-template void narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
+template bool narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
+template bool narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
 template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                           const float*, const float*, float, float, const float*, float*, float*,
                                           float*, float*, float*);

@@ -36,11 +36,12 @@ inline std::int64_t narrow_panel_size(std::int64_t n, std::int64_t p) {
     return (n + 16) * narrow_panel_columns(p);
 }
 
-// The panels of rows [0, n) of X (n x p, row-major). Rows [begin, end) of a
-// larger batch, begin a multiple of 16, have their panels at
+// The panels of rows [0, n) of X (n x p, row-major), and whether every
+// value of those rows is finite (tested in the same read). Rows [begin,
+// end) of a larger batch, begin a multiple of 16, have their panels at
 // panels + begin * round_up(p, 4): a part's passes take that pointer.
 template <class T>
-void narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
+bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
 
 // Below, `panels` are the panels of the n rows a pass covers.
 

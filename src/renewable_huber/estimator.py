@@ -27,6 +27,7 @@ from .validation import (
     all_finite,
     check_feature_names,
     feature_names_of,
+    require_finite,
     validate_sample_weight,
     validate_vector,
     validate_X,
@@ -245,9 +246,18 @@ class RenewableHuberRegressor:
         else:
             names = feature_names_of(X)
             expected = None
-        X_array = validate_X(X, dtype, expected, type(self).__name__, finite)
-        y_array = validate_vector(y, "y", dtype, X_array.shape[0], finite)
-        weights = validate_sample_weight(sample_weight, dtype, X_array.shape[0], finite)
+        # A backend that tests X itself (in the read that prepares it) gets X
+        # untested; should y or the weights fail, X is tested first, so the
+        # error reported is the one the order of the checks gives.
+        x_tested_by_backend = bool(getattr(backend, "checks_X_finite", False))
+        X_array = validate_X(X, dtype, expected, type(self).__name__, None if x_tested_by_backend else finite)
+        try:
+            y_array = validate_vector(y, "y", dtype, X_array.shape[0], finite)
+            weights = validate_sample_weight(sample_weight, dtype, X_array.shape[0], finite)
+        except Exception:
+            if x_tested_by_backend:
+                require_finite(X_array, "X", finite)
+            raise
         return X_array, y_array, weights, names
 
     def _absorb(
@@ -275,7 +285,7 @@ class RenewableHuberRegressor:
         try:
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
         except Exception as exc:
-            if not (auto_dispatch and backend.name != "numpy" and stream is None):
+            if isinstance(exc, ValidationError) or not (auto_dispatch and backend.name != "numpy" and stream is None):
                 raise
             # An auto-chosen native engine that fails its first update falls back to NumPy.
             backend = create_backend("numpy", "cpu", params["dtype"], params["n_jobs"])

@@ -71,7 +71,7 @@ def all_finite(array: np.ndarray) -> bool:
 FiniteCheck = Callable[[np.ndarray], bool]
 
 
-def _require_finite(array: np.ndarray, name: str, finite: FiniteCheck = all_finite) -> None:
+def require_finite(array: np.ndarray, name: str, finite: FiniteCheck = all_finite) -> None:
     if not finite(array):
         raise ValidationError(f"{name} must not contain NaN or infinite values")
 
@@ -80,9 +80,14 @@ X_SHAPE_MESSAGE = "X must be a two-dimensional numeric array. Reshape your data.
 
 
 def validate_X(
-    X: Any, dtype: np.dtype, expected_features: Optional[int], estimator_name: str, finite: FiniteCheck = all_finite
+    X: Any,
+    dtype: np.dtype,
+    expected_features: Optional[int],
+    estimator_name: str,
+    finite: Optional[FiniteCheck] = all_finite,
 ) -> np.ndarray:
-    """Cast X to a 2-D array of the model dtype with rows, columns and finite values."""
+    """Cast X to a 2-D array of the model dtype with rows, columns and finite
+    values (``finite=None``: the values are left to the caller to test)."""
     array = _to_array(X, "X", dtype, X_SHAPE_MESSAGE)
     if array.ndim != 2:
         raise ValidationError(X_SHAPE_MESSAGE)
@@ -97,7 +102,8 @@ def validate_X(
         raise ValidationError(
             f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
         )
-    _require_finite(array, "X", finite)
+    if finite is not None:
+        require_finite(array, "X", finite)
     return array
 
 
@@ -109,7 +115,7 @@ def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int, finite:
         if name == "y":
             raise ValidationError("X and y must contain the same number of samples")
         raise ValidationError(f"{name} and X must contain the same number of samples")
-    _require_finite(array, name, finite)
+    require_finite(array, name, finite)
     return array
 
 

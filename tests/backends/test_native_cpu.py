@@ -475,6 +475,31 @@ def test_non_finite_input_is_rejected_through_the_native_check(name, raises_exac
     assert after["batch_count"] == before["batch_count"] == 1
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("kernel", ["fast", "reference_order"])
+def test_non_finite_X_is_rejected_by_the_engines_own_test(dtype, kernel, raises_exact):
+    # The estimator leaves X's finiteness to this engine (checks_X_finite):
+    # the fast path tests it while it builds its column panels, split over
+    # two threads here, the reference-order path with its own test.
+    assert NativeCpuBackend.checks_X_finite is True
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(4096, 16)).astype(dtype)
+    y = (X @ rng.normal(size=16)).astype(dtype)
+    backend = NativeCpuBackend(dtype, n_jobs=2, kernel=kernel)
+    settings = config()
+    state = backend.as_backend_state(RenewableHuberState.empty(16, True, dtype))
+    good, _ = backend.update(state, X, y, None, settings)
+    assert backend.last_kernel_path == kernel
+    for row, column, bad in [(0, 0, np.nan), (2047, 15, np.inf), (2048, 3, -np.inf), (4095, 15, np.nan)]:
+        broken = X.copy()
+        broken[row, column] = bad
+        snapshot = (good.coefficients.copy(), good.information.copy())
+        with raises_exact(ValidationError, "X must not contain NaN or infinite values"):
+            backend.update(good, broken, y, None, settings)
+        np.testing.assert_array_equal(good.coefficients, snapshot[0])
+        np.testing.assert_array_equal(good.information, snapshot[1])
+
+
 # ---------------------------------------------------------------- row widths
 # The fast path reads narrow rows (p up to 32 float64 / 64 float32 values)
 # with its one-read register passes, whose loads may run past a row's end

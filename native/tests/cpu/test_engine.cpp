@@ -118,8 +118,9 @@ TYPED_TEST(EngineTest, NonFiniteInputIsRejectedBeforeAnyWrite) {
     EXPECT_TRUE(untouched(next));
 }
 
-// The test of X split over two threads (rows_finite) finds a non-finite value
-// in either thread's rows, at their edges included, and update() rejects it.
+// The test of X split over two threads (rows_finite, and update()'s own
+// test while it builds the panels) finds a non-finite value in either
+// thread's rows, at their edges included, and update() rejects it.
 TYPED_TEST(EngineTest, NonFiniteRowsAreFoundInEveryThreadsPart) {
     using T = TypeParam;
     cpu::Engine<T> engine(2);
@@ -128,6 +129,10 @@ TYPED_TEST(EngineTest, NonFiniteRowsAreFoundInEveryThreadsPart) {
     auto next = sentinel_state<T>(features);
     auto batch = linear_batch<T>(rows, features);
     ASSERT_TRUE(engine.rows_finite(batch.X.data(), rows, features));
+    // update() takes the narrow fast path here, whose panel build tests X
+    // (Engine::scan_rows); rows_finite is the plain test.
+    EXPECT_EQ(update_into(engine, empty, batch, core::SolverConfig{}, next).kernel_path, core::KernelPath::fast);
+    next = sentinel_state<T>(features);
     for (std::int64_t row : {std::int64_t{0}, rows / 2 - 1, rows / 2, rows / 2 + 7, rows - 1}) {
         for (T bad : {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::infinity()}) {
             auto broken = batch;

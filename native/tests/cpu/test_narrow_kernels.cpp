@@ -95,6 +95,40 @@ TEST(NarrowKernelsLevel, ReportsTheLevelInUse) {
     SUCCEED();
 }
 
+// Building the panels also tests X: true exactly when every value is finite,
+// wherever a NaN or infinity sits (register-transposed groups, the rows
+// done element by element at the end, every column).
+TYPED_TEST(NarrowKernels, BuildPanelsFindsEveryNonFiniteValue) {
+    using T = TypeParam;
+    const T bad_values[] = {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::infinity(),
+                            -std::numeric_limits<T>::infinity()};
+    for (std::int64_t p : widths<T>())
+        for (std::int64_t n : kRowCounts) {
+            if (n == 0) continue;
+            Rows<T> rows(n, p, static_cast<unsigned>(31 * p + n));
+            std::vector<T> panels(cpu::fast::narrow_panel_size<T>(n, p));
+            ASSERT_TRUE(cpu::fast::narrow_build_panels(n, p, rows.X.data(), panels.data())) << "p=" << p << " n=" << n;
+            // Every value of small batches; else the first and last rows
+            // whole, the values around every 16th row and a stride of others.
+            std::vector<std::int64_t> where;
+            if (n * p <= 512) {
+                for (std::int64_t k = 0; k < n * p; ++k) where.push_back(k);
+            } else {
+                for (std::int64_t j = 0; j < p; ++j) where.insert(where.end(), {j, (n - 1) * p + j});
+                for (std::int64_t i = 15; i < n; i += 16) where.insert(where.end(), {i * p, i * p + p - 1});
+                for (std::int64_t k = 0; k < n * p; k += 97) where.push_back(k);
+            }
+            for (std::int64_t k : where)
+                for (T bad : bad_values) {
+                    const T kept = rows.X[k];
+                    rows.X[k] = bad;
+                    const bool finite = cpu::fast::narrow_build_panels(n, p, rows.X.data(), panels.data());
+                    rows.X[k] = kept;
+                    ASSERT_FALSE(finite) << "p=" << p << " n=" << n << " value " << k << " = " << bad;
+                }
+        }
+}
+
 // The Gram kernel takes wider rows than the passes.
 std::vector<std::int64_t> gram_widths() {
     return {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65, 90, 127, 128, 200, 255, 256};

@@ -21,6 +21,12 @@ class Backend(Protocol):
     device: str
     #: real thread count for engines that control threads, else None
     n_jobs: Optional[int]
+    # Optional: ``checks_X_finite = True`` says update() itself rejects a
+    # non-finite X with the validators' ValidationError ("X must not contain
+    # NaN or infinite values") before any state change; the estimator then
+    # skips its own test of X on the way in (validation.py keeps the order
+    # of the checks: a later check that fails still reports X first).
+    # ``all_finite(array)`` may supply a faster finiteness test.
 
     def update(
         self,

@@ -93,6 +93,9 @@ def provider_info() -> dict[str, Any]:
 class NativeCpuBackend(HostStateBackend):
     name = "native_cpu"
     device = "cpu"
+    #: update() rejects a non-finite X itself (the engine tests X in the
+    #: read that builds its panels), with the validators' message
+    checks_X_finite = True
 
     def __init__(self, dtype: str = "float64", n_jobs: Optional[int] = None, kernel: str = "auto") -> None:
         self.dtype = np.dtype(dtype)
