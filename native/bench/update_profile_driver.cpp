@@ -64,10 +64,12 @@ int replay(char** argv) {
         ++updates;
         elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-    std::printf("%s %s threads=%d: %.1f us/update over %lld updates, iterations %lld, converged %d\n", argv[5],
-                argv[6], engine.threads(), in_updates / static_cast<double>(updates) * 1e6,
+    std::printf("%s %s threads=%d: %.1f us/update over %lld updates, iterations %lld, converged %d, "
+                "dispatches %lld (late %lld), threads at end %d\n",
+                argv[5], argv[6], engine.threads(), in_updates / static_cast<double>(updates) * 1e6,
                 static_cast<long long>(updates), static_cast<long long>(diagnostics.iterations),
-                static_cast<int>(diagnostics.converged));
+                static_cast<int>(diagnostics.converged), static_cast<long long>(diagnostics.parallel_dispatches),
+                static_cast<long long>(diagnostics.late_dispatches), static_cast<int>(diagnostics.threads_at_end));
     return 0;
 }
 

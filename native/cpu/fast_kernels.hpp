@@ -26,9 +26,18 @@ template <class T>
 ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T tau, T h, T* s, T* c, const T* c_gram);
 
 // sum_i w_i loss(r_i + t dz_i) (dz == nullptr: sum_i w_i loss(r_i)), in T,
-// blockwise: SIMD partial sums of kBlock rows added in order.
+// blockwise: per block, a fixed number of lane sums added in lane order,
+// then the block sums in order.
 template <class T>
 double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau);
+
+// Steps a line-search batch evaluates in one pass.
+inline constexpr int kStepBatch = 4;
+
+// loss_sum at `count` (1..kStepBatch) steps t[k] in one read of r, dz and
+// w: out[k] is bit for bit loss_sum(n, r, dz, t[k], w, tau).
+template <class T>
+void loss_sums(std::int64_t n, const T* r, const T* dz, const T* t, int count, const T* w, T tau, double* out);
 
 struct TrialSums {
     double loss = 0.0;       // sum_i w_i loss(r_trial_i)

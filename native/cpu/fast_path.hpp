@@ -235,6 +235,29 @@ double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
     return total;
 }
 
+// data_loss at `count` (1..kStepBatch) steps t[k] in one pass: out[k] is
+// bit for bit data_loss(P, r, dz, t[k]).
+template <class T>
+void data_losses(const Problem<T>& P, const T* r, const T* dz, const T* t, int count, double* out) {
+    const int parts = row_parts(P);
+    if (parts == 1) {
+        loss_sums(P.rows, r, dz, t, count, P.w, P.tau, out);
+        return;
+    }
+    double partial[kMaxParts][kStepBatch];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        loss_sums(end - begin, r + begin, dz + begin, t, count, P.w + begin, P.tau, partial[part]);
+    };
+    run_parts(P, parts, task);
+    for (int k = 0; k < count; ++k) {
+        double total = 0.0;
+        for (int part = 0; part < parts; ++part) total += partial[part][k];
+        out[k] = total;
+    }
+}
+
 // r += t dz, in the passes' parts.
 template <class T>
 void advance_residual(const Problem<T>& P, T t, const T* dz, T* r) {
@@ -363,28 +386,73 @@ void sum_trial_products(const Problem<T>& P, int parts) {
 }
 
 // r = y - Z theta at the start of a solve. Narrow rows: from the column
-// panels of X (P.panels), and in the same pass also X' (w score(r)) into
-// ws.trial_products (the first gradient's product; returns true),
-// overwriting ws.weighted_score. Wider rows: a GEMV (returns false).
+// panels of X (P.panels), and in the same pass s = w score(r) into
+// ws.weighted_score (with_curvature: also c = w kappa(r) into
+// ws.curvature), their sums, and X' s into ws.trial_products (the first
+// gradient's product): the pass scores the residual (`scored`). Wider
+// rows: a GEMV only.
+struct StartPass {
+    bool scored = false;
+    ScoreSums sums;
+};
+
 template <class T>
-bool start_residual(const Problem<T>& P, const T* theta, T* r) {
+StartPass start_residual(const Problem<T>& P, const T* theta, T* r, bool with_curvature) {
     const std::int64_t p = P.features;
     if (p > narrow_pass_max_features<T>) {
         residual(P, theta, r);
-        return false;
+        return {};
     }
     Workspace<T>& ws = *P.ws;
     const T b = P.intercept ? theta[p] : T(0);
     T* s = ws.weighted_score.data();
+    T* c = with_curvature ? ws.curvature.data() : nullptr;
+    const T* c_gram = ws.gram_curvature.data();
     const int parts = row_parts(P);
+    ScoreSums partial[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
-        narrow_residual_pass(end - begin, p, P.panels + begin * P.panel_columns, theta, b, P.y + begin, P.w + begin, P.tau, r + begin,
-                             s + begin, ws.trial_products.data() + part * p);
+        partial[part] = narrow_residual_pass(end - begin, p, P.panels + begin * P.panel_columns, theta, b,
+                                             P.y + begin, P.w + begin, P.tau, P.bandwidth, c_gram + begin, r + begin,
+                                             s + begin, c ? c + begin : nullptr, ws.trial_products.data() + part * p);
     };
     run_parts(P, parts, task);
     sum_trial_products(P, parts);
+    StartPass start;
+    start.scored = true;
+    for (int k = 0; k < parts; ++k) start.sums += partial[k];
+    return start;
+}
+
+// Newton's damped step (t < 1) on the residual: r += t dz. Narrow rows: in
+// the same pass s, c = w kappa, their sums and X' s into ws.trial_products
+// (what the next iteration's gradient and Gram need; returns true, as
+// start_residual's `scored`). Wider rows: the update alone (false).
+template <class T>
+bool advance_residual_scored(const Problem<T>& P, T t, const T* dz, T* r, ScoreSums& sums) {
+    const std::int64_t p = P.features;
+    if (p > narrow_pass_max_features<T>) {
+        advance_residual(P, t, dz, r);
+        return false;
+    }
+    Workspace<T>& ws = *P.ws;
+    T* s = ws.weighted_score.data();
+    T* c = ws.curvature.data();
+    const T* c_gram = ws.gram_curvature.data();
+    const int parts = row_parts(P);
+    ScoreSums partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        partial[part] = narrow_advance_pass(end - begin, p, P.panels + begin * P.panel_columns, t, dz + begin,
+                                            r + begin, P.w + begin, P.tau, P.bandwidth, c_gram + begin, s + begin,
+                                            c + begin, ws.trial_products.data() + part * p);
+    };
+    run_parts(P, parts, task);
+    sum_trial_products(P, parts);
+    sums = ScoreSums{};
+    for (int k = 0; k < parts; ++k) sums += partial[k];
     return true;
 }
 
@@ -665,11 +733,13 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
     T* s = ws.weighted_score.data();
 
     std::copy(P.theta_prev, P.theta_prev + d, theta);
-    // ws.trial_products holds X' s(r) (from the start pass or a full step)
-    bool full_step_product = start_residual(P, theta, r);
+    // ws.trial_products holds X' s(r) (from the start pass or a step's)
+    const StartPass start = start_residual(P, theta, r, true);
+    bool full_step_product = start.scored;
     double value = objective_value(P, theta, r);
     const double inverse_n = 1.0 / P.weight_sum;
-    P.scores_current = false;
+    P.scores_current = start.scored;
+    P.current_scores = start.sums;
 
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
         // After a full step its pass already scored the residual kept.
@@ -706,21 +776,39 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             return m;
         };
 
+        // The halvings of t in order, as ALGORITHM.md has them; the full step
+        // alone (it is usually taken), then kStepBatch steps per pass (one
+        // read of r and dz instead of one per halving; each step's loss is
+        // the one a pass of its own gives).
         bool accepted = false;
         double t = 1.0, data_value = 0.0;
-        for (; t >= kSmallestStep; t /= 2.0) {
-            // A candidate that rounds to theta itself has f(candidate) = F: the
-            // plain-decrease test accepts it (as the reference does), with a
-            // zero change, i.e. convergence.
-            const T scaled = static_cast<T>(t);
-            bool same = true;
-            for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
-            if (same) return {iteration, true, value};
-            data_value = data_loss(P, r, dz, scaled) * inverse_n;
-            if (data_value + memory_at(t) <= value) {
-                accepted = true;
-                break;
+        while (t >= kSmallestStep && !accepted) {
+            T steps[kStepBatch];
+            int count = 0;
+            bool rounds_to_theta = false;
+            for (double u = t; count < (t == 1.0 ? 1 : kStepBatch) && u >= kSmallestStep; u /= 2.0) {
+                // A candidate that rounds to theta itself has f(candidate) = F:
+                // the plain-decrease test accepts it (as the reference does),
+                // with a zero change, i.e. convergence.
+                const T scaled = static_cast<T>(u);
+                bool same = true;
+                for (std::int64_t j = 0; j < d; ++j) same = same && theta[j] - scaled * step[j] == theta[j];
+                if (same) {
+                    rounds_to_theta = true;
+                    break;
+                }
+                steps[count++] = scaled;
             }
+            double losses[kStepBatch];
+            if (count > 0) data_losses(P, r, dz, steps, count, losses);
+            for (int k = 0; k < count; ++k, t /= 2.0) {
+                data_value = losses[k] * inverse_n;
+                if (data_value + memory_at(t) <= value) {
+                    accepted = true;
+                    break;
+                }
+            }
+            if (!accepted && rounds_to_theta) return {iteration, true, value};
         }
         if (!accepted) return {iteration, false, value};
 
@@ -732,8 +820,9 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
             r = ws.residual.data();
             P.scores_current = true;
             P.current_scores = full_step;
-        } else {
-            advance_residual(P, scaled, dz, r);
+        } else {  // a damped step: narrow rows score it (and X' s) as they advance
+            full_step_product = advance_residual_scored(P, scaled, dz, r, P.current_scores);
+            P.scores_current = full_step_product;
         }
         for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // reuse as "diff"
         const double change = euclidean_norm(d, step);
@@ -772,9 +861,9 @@ struct FastLammEvaluator {
     int trials_last_iteration = 0;
 
     double start(const T* theta, T* r) {
-        if (start_residual(P, theta, r)) {  // X' s(r) came with it
+        if (const StartPass pass = start_residual(P, theta, r, false); pass.scored) {  // X' s(r) came with it
             trial_residual = r;
-            trial_score_sum = scores(P, r, false).score_sum;
+            trial_score_sum = pass.sums.score_sum;
         } else {
             trial_residual = nullptr;
         }

@@ -27,9 +27,15 @@ ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, cons
 }
 
 template <class T>
-void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y, const T* w,
-                          T tau, T* r, T* s, T* product) {
-    RH_BY_LEVEL(residual_pass, n, p, panels, theta, b, y, w, tau, r, s, product)
+ScoreSums narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y,
+                               const T* w, T tau, T h, const T* c_gram, T* r, T* s, T* c, T* product) {
+    RH_BY_LEVEL(residual_pass, n, p, panels, theta, b, y, w, tau, h, c_gram, r, s, c, product)
+}
+
+template <class T>
+ScoreSums narrow_advance_pass(std::int64_t n, std::int64_t p, const T* panels, T t, const T* dz, T* r, const T* w,
+                              T tau, T h, const T* c_gram, T* s, T* c, T* product) {
+    RH_BY_LEVEL(advance_pass, n, p, panels, t, dz, r, w, tau, h, c_gram, s, c, product)
 }
 
 template <class T>
@@ -46,10 +52,17 @@ template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const flo
 template ScoreSums narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
                                            const double*, const double*, double, double, const double*, double*,
                                            double*, double*, double*, double*);
-template void narrow_residual_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
-                                          const float*, const float*, float, float*, float*, float*);
-template void narrow_residual_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
-                                           const double*, const double*, double, double*, double*, double*);
+template ScoreSums narrow_residual_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
+                                               const float*, const float*, float, float, const float*, float*,
+                                               float*, float*, float*);
+template ScoreSums narrow_residual_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
+                                                const double*, const double*, double, double, const double*, double*,
+                                                double*, double*, double*);
+template ScoreSums narrow_advance_pass<float>(std::int64_t, std::int64_t, const float*, float, const float*, float*,
+                                              const float*, float, float, const float*, float*, float*, float*);
+template ScoreSums narrow_advance_pass<double>(std::int64_t, std::int64_t, const double*, double, const double*,
+                                               double*, const double*, double, double, const double*, double*,
+                                               double*, double*);
 template TrialSums narrow_trial_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                             const float*, const float*, float, float*, float*, float*);
 template TrialSums narrow_trial_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,

@@ -55,10 +55,18 @@ ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, cons
 
 // The residual at the start of a solve over rows [0, n): r_i = y_i -
 // (x_i . theta[:p] + b), s_i = w_i score(r_i); product[:p] = sum_i s_i x_i
-// (the first gradient's X' s).
+// (the first gradient's X' s); with c non-null also c = w kappa against
+// c_gram, as narrow_step_pass. Returns the sums (counts only with c).
 template <class T>
-void narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y, const T* w,
-                          T tau, T* r, T* s, T* product);
+ScoreSums narrow_residual_pass(std::int64_t n, std::int64_t p, const T* panels, const T* theta, T b, const T* y,
+                               const T* w, T tau, T h, const T* c_gram, T* r, T* s, T* c, T* product);
+
+// Newton's damped step over rows [0, n): r_i += t dz_i, then s, c = w kappa
+// against c_gram and their sums as narrow_step_pass; product[:p] =
+// sum_i s_i x_i (the next gradient's X' s). No product with X itself.
+template <class T>
+ScoreSums narrow_advance_pass(std::int64_t n, std::int64_t p, const T* panels, T t, const T* dz, T* r, const T* w,
+                              T tau, T h, const T* c_gram, T* s, T* c, T* product);
 
 // A LAMM trial over rows [0, n): dz_i = x_i . change[:p],
 // r_trial_i = r_i - (dz_i + b), s_i = w_i score(r_trial_i);

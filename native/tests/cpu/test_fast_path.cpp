@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <chrono>
 #include <thread>
@@ -121,6 +122,48 @@ TYPED_TEST(FastGram, IncrementalUpdatesEqualAFullRecomputeWithinRounding) {
         gram.refresh({0.0, f.n / 2, f.n}, diagnostics);
         EXPECT_EQ(diagnostics.gram_full_updates, 2);
         EXPECT_LT(max_relative_upper_error(f.ws.gram, f.exact(c), f.d), tolerance);
+    }
+}
+
+// A line-search batch sums every step's losses exactly as a single step's
+// pass does (so batching the halvings cannot change which t is taken), and
+// both match the direct sum.
+template <class T>
+class FastLineSearch : public ::testing::Test {};
+TYPED_TEST_SUITE(FastLineSearch, Dtypes);
+
+TYPED_TEST(FastLineSearch, BatchedStepLossesEqualSingleStepLossesBitForBit) {
+    using T = TypeParam;
+    std::mt19937 rng(17);
+    std::normal_distribution<double> normal;
+    std::uniform_real_distribution<double> uniform(0.0, 2.0);
+    const T tau = T(1.345);
+    for (std::int64_t n : {1, 7, 16, 17, 511, 512, 513, 1000, 4096}) {
+        std::vector<T> r(n), dz(n), w(n);
+        for (std::int64_t i = 0; i < n; ++i) {
+            r[i] = T(2.0 * normal(rng));
+            dz[i] = T(normal(rng));
+            w[i] = i % 5 == 2 ? T(0) : T(uniform(rng));
+        }
+        const T steps[cpu::fast::kStepBatch] = {T(0.5), T(0.25), T(0.125), T(0.0625)};
+        for (int count = 1; count <= cpu::fast::kStepBatch; ++count) {
+            double batch[cpu::fast::kStepBatch];
+            cpu::fast::loss_sums(n, r.data(), dz.data(), steps, count, w.data(), tau, batch);
+            for (int k = 0; k < count; ++k) {
+                const double single = cpu::fast::loss_sum(n, r.data(), dz.data(), steps[k], w.data(), tau);
+                ASSERT_EQ(batch[k], single) << "n=" << n << " count=" << count << " step " << k;
+                double exact = 0.0, magnitude = 0.0;
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const double ri = double(r[i] + steps[k] * dz[i]), a = std::fabs(ri);
+                    const double loss = a <= double(tau) ? 0.5 * ri * ri : double(tau) * a - 0.5 * double(tau) * double(tau);
+                    exact += double(w[i]) * loss;
+                    magnitude += std::fabs(double(w[i]) * loss);
+                }
+                const double eps = double(std::numeric_limits<T>::epsilon());
+                EXPECT_NEAR(single, exact, eps * (double(n) / 16.0 + 1040.0) * (magnitude + 1.0))
+                    << "n=" << n << " step " << k;
+            }
+        }
     }
 }
 

@@ -224,7 +224,7 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
             }
 }
 
-TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
+TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
     using T = TypeParam;
     const T tau = T(1.345), b = T(-0.2);
     for (std::int64_t p : widths<T>())
@@ -270,17 +270,69 @@ TYPED_TEST(NarrowKernels, StepAndResidualPassesMatchDirectSums) {
             }
             EXPECT_EQ(step().changed, perturbed) << "step p=" << p << " n=" << n;
 
-            cpu::fast::narrow_residual_pass(n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau,
-                                       r.data(), s.data(), product.data());
-            for (std::int64_t i = 0; i < n; ++i) {
-                const double tol =
-                    4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
-                ASSERT_NEAR(double(r[i]), double(rows.y[i]) - (rows.dot(i, rows.v) + double(b)), tol)
-                    << "residual p=" << p << " row " << i;
-                ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r[i]), double(tau)), 8.0 * eps<T>() * 2.0)
-                    << "residual p=" << p << " row " << i;
+            // The residual pass scores r = y - (X v + b) the same way: with
+            // curvature (and its counts) and without.
+            for (bool with_curvature : {true, false}) {
+                std::fill(c.begin(), c.end(), T(-7));
+                const auto start = cpu::fast::narrow_residual_pass(
+                    n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau, h, c_gram.data(),
+                    r.data(), s.data(), with_curvature ? c.data() : nullptr, product.data());
+                double start_score = 0.0;
+                std::int64_t start_weighted = 0, start_changed = 0;
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const double tol =
+                        4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
+                    ASSERT_NEAR(double(r[i]), double(rows.y[i]) - (rows.dot(i, rows.v) + double(b)), tol)
+                        << "residual p=" << p << " row " << i;
+                    const double ri = double(r[i]), wi = double(rows.w[i]);
+                    ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
+                        << "residual p=" << p << " row " << i;
+                    start_score += double(s[i]);
+                    if (!with_curvature) {
+                        ASSERT_EQ(c[i], T(-7)) << "curvature written without c, p=" << p << " row " << i;
+                        continue;
+                    }
+                    ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
+                                8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
+                        << "residual curvature p=" << p << " row " << i;
+                    start_weighted += c[i] > T(0) ? 1 : 0;
+                    start_changed += c[i] != c_gram[i] ? 1 : 0;
+                }
+                EXPECT_NEAR(start.score_sum, start_score, tol) << "residual p=" << p << " n=" << n;
+                EXPECT_EQ(start.weighted_rows, start_weighted) << "residual p=" << p << " n=" << n;
+                EXPECT_EQ(start.changed, start_changed) << "residual p=" << p << " n=" << n;
+                expect_product(rows, s, product, "residual");
             }
-            expect_product(rows, s, product, "residual");
+
+            // The damped-step pass: r += t dz in place, scored like the
+            // step pass, with X' s.
+            const T t = T(0.375);
+            std::vector<T> advanced = rows.r;
+            const auto moved = cpu::fast::narrow_advance_pass(n, p, panels.data(), t, dz.data(), advanced.data(),
+                                                              rows.w.data(), tau, h, c_gram.data(), s.data(),
+                                                              c.data(), product.data());
+            double moved_score = 0.0;
+            std::int64_t moved_weighted = 0, moved_changed = 0;
+            for (std::int64_t i = 0; i < n; ++i) {
+                // r + t dz, rounded once (a fused multiply-add) or twice.
+                const double exact = double(rows.r[i]) + double(t) * double(dz[i]);
+                ASSERT_NEAR(double(advanced[i]), exact,
+                            2.0 * eps<T>() * (std::fabs(double(rows.r[i])) + std::fabs(double(t) * double(dz[i]))))
+                    << "advance p=" << p << " row " << i;
+                const double ri = double(advanced[i]), wi = double(rows.w[i]);
+                ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
+                    << "advance p=" << p << " row " << i;
+                ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
+                            8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
+                    << "advance curvature p=" << p << " row " << i;
+                moved_score += double(s[i]);
+                moved_weighted += c[i] > T(0) ? 1 : 0;
+                moved_changed += c[i] != c_gram[i] ? 1 : 0;
+            }
+            EXPECT_NEAR(moved.score_sum, moved_score, tol) << "advance p=" << p << " n=" << n;
+            EXPECT_EQ(moved.weighted_rows, moved_weighted) << "advance p=" << p << " n=" << n;
+            EXPECT_EQ(moved.changed, moved_changed) << "advance p=" << p << " n=" << n;
+            expect_product(rows, s, product, "advance");
         }
 }
 
