@@ -169,7 +169,7 @@ void narrow_trial_pass(benchmark::State& state) {
     T* out = state.range(2) != 0 ? product.data() : nullptr;
     for (auto _ : state) {
         auto sums = rh::cpu::fast::narrow_trial_pass(p.n, features, panels.data(), change.data(), T(0.01), p.r.data(),
-                                                     p.w.data(), T(1.345), r_trial.data(), s.data(), out);
+                                                     p.w.data(), T(1.345), r_trial.data(), out);
         benchmark::DoNotOptimize(sums);
         benchmark::DoNotOptimize(product.data());
     }

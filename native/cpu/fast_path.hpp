@@ -525,7 +525,7 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
         T* product = speculate ? ws.trial_products.data() + part * p : nullptr;
         if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
             partial[part] = narrow_trial_pass(end - begin, p, P.panels + begin * P.panel_columns, change, b,
-                                              r + begin, P.w + begin, P.tau, r_trial + begin, s + begin, product);
+                                              r + begin, P.w + begin, P.tau, r_trial + begin, product);
             return;
         }
         if (speculate) std::fill(product, product + p, T(0));

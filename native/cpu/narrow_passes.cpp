@@ -40,8 +40,8 @@ ScoreSums narrow_advance_pass(std::int64_t n, std::int64_t p, const T* panels, T
 
 template <class T>
 TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change, T b, const T* r,
-                            const T* w, T tau, T* r_trial, T* s, T* product) {
-    RH_BY_LEVEL(trial_pass, n, p, panels, change, b, r, w, tau, r_trial, s, product)
+                            const T* w, T tau, T* r_trial, T* product) {
+    RH_BY_LEVEL(trial_pass, n, p, panels, change, b, r, w, tau, r_trial, product)
 }
 
 template bool narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
@@ -64,8 +64,8 @@ template ScoreSums narrow_advance_pass<double>(std::int64_t, std::int64_t, const
                                                double*, const double*, double, double, const double*, double*,
                                                double*, double*);
 template TrialSums narrow_trial_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
-                                            const float*, const float*, float, float*, float*, float*);
+                                            const float*, const float*, float, float*, float*);
 template TrialSums narrow_trial_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
-                                             const double*, const double*, double, double*, double*, double*);
+                                             const double*, const double*, double, double*, double*);
 
 }  // namespace rh::cpu::fast

@@ -69,11 +69,11 @@ ScoreSums narrow_advance_pass(std::int64_t n, std::int64_t p, const T* panels, T
                               T tau, T h, const T* c_gram, T* s, T* c, T* product);
 
 // A LAMM trial over rows [0, n): dz_i = x_i . change[:p],
-// r_trial_i = r_i - (dz_i + b), s_i = w_i score(r_trial_i);
-// product[:p] = sum_i s_i x_i (skipped when product is null); returns the
-// loss and score sums.
+// r_trial_i = r_i - (dz_i + b), s_i = w_i score(r_trial_i) (in registers
+// only: no later step reads a trial's s); product[:p] = sum_i s_i x_i
+// (skipped when product is null); returns the loss and score sums.
 template <class T>
 TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change, T b, const T* r,
-                            const T* w, T tau, T* r_trial, T* s, T* product);
+                            const T* w, T tau, T* r_trial, T* product);
 
 }  // namespace rh::cpu::fast

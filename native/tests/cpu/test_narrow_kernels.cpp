@@ -199,7 +199,7 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
                 std::vector<T> r_trial(n), s(n), product(p, T(-7));
                 const auto panels = rows.panels();
                 const auto sums = cpu::fast::narrow_trial_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(),
-                                                          rows.w.data(), tau, r_trial.data(), s.data(),
+                                                          rows.w.data(), tau, r_trial.data(),
                                                           with_product ? product.data() : nullptr);
                 double loss = 0.0, score = 0.0, magnitude = 0.0;
                 for (std::int64_t i = 0; i < n; ++i) {
@@ -207,9 +207,8 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
                     const double tol =
                         4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.r[i])) + 1.0);
                     ASSERT_NEAR(double(r_trial[i]), exact, tol) << "p=" << p << " n=" << n << " row " << i;
-                    ASSERT_NEAR(double(s[i]), double(rows.w[i]) * clip(double(r_trial[i]), double(tau)),
-                                4.0 * eps<T>() * 2.0)
-                        << "p=" << p << " n=" << n << " row " << i;
+                    // The pass keeps s in registers; the product is checked against these.
+                    s[i] = rows.w[i] * T(clip(double(r_trial[i]), double(tau)));
                     loss += double(rows.w[i]) * huber(double(r_trial[i]), double(tau));
                     score += double(s[i]);
                     magnitude += double(rows.w[i]) * (huber(double(r_trial[i]), double(tau)) + double(tau));
