@@ -63,72 +63,6 @@ RH_MULTIVERSION ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T t
     return sums;
 }
 
-namespace {
-
-// The loss sums at K steps in one read of the rows. Per block, lane g of
-// kLossLanes takes rows begin + g, begin + g + kLossLanes, ... (the block's
-// last rows too), the lanes are added in order, then the blocks in order:
-// every step's sum is formed exactly as with K = 1, so a batch of steps
-// gives the sums the steps give one at a time. kStep false: of r itself.
-constexpr int kLossLanes = 16;
-
-template <class T, int K, bool kStep>
-inline void losses_at(std::int64_t n, const T* r, const T* dz, const T* t, const T* w, T tau, double* out) {
-    const T half_tau_squared = (T(0.5) * tau) * tau;
-    T total[K] = {};
-    for (std::int64_t begin = 0; begin < n; begin += kBlock) {
-        const std::int64_t end = std::min(n, begin + kBlock);
-        T lanes[K][kLossLanes] = {};
-        auto rows = [&](std::int64_t first, int count) __attribute__((always_inline)) {
-#pragma omp simd
-            for (int g = 0; g < count; ++g) {
-                const T wi = w[first + g];
-#pragma GCC unroll 4
-                for (int k = 0; k < K; ++k) {
-                    const T ri = kStep ? r[first + g] + t[k] * dz[first + g] : r[first + g];
-                    lanes[k][g] += wi * huber_loss(ri, tau, half_tau_squared);
-                }
-            }
-        };
-        std::int64_t i = begin;
-        for (; i + kLossLanes <= end; i += kLossLanes) rows(i, kLossLanes);
-        if (i < end) rows(i, static_cast<int>(end - i));
-        for (int k = 0; k < K; ++k) {
-            T block = T(0);
-            for (int g = 0; g < kLossLanes; ++g) block += lanes[k][g];
-            total[k] += block;
-        }
-    }
-    for (int k = 0; k < K; ++k) out[k] = static_cast<double>(total[k]);
-}
-
-}  // namespace
-
-template <class T>
-RH_MULTIVERSION double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau) {
-    double out = 0.0;
-    if (dz == nullptr)
-        losses_at<T, 1, false>(n, r, dz, &t, w, tau, &out);
-    else
-        losses_at<T, 1, true>(n, r, dz, &t, w, tau, &out);
-    return out;
-}
-
-template <class T>
-RH_MULTIVERSION void loss_sums(std::int64_t n, const T* r, const T* dz, const T* t, int count, const T* w, T tau,
-                               double* out) {
-    if (count == 1) {
-        losses_at<T, 1, true>(n, r, dz, t, w, tau, out);
-        return;
-    }
-    // Fewer steps than a batch: the last one repeated, its extra sums dropped.
-    T steps[kStepBatch];
-    for (int k = 0; k < kStepBatch; ++k) steps[k] = t[std::min(k, count - 1)];
-    double sums[kStepBatch];
-    losses_at<T, kStepBatch, true>(n, r, dz, steps, w, tau, sums);
-    std::copy(sums, sums + count, out);
-}
-
 template <class T>
 RH_MULTIVERSION TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T tau, T* r_trial,
                                      T* s) {
@@ -238,8 +172,6 @@ RH_MULTIVERSION void gather_changed_rows(std::int64_t n, std::int64_t p, bool in
 
 #define RH_INSTANTIATE(T)                                                                                        \
     template ScoreSums score_pass<T>(std::int64_t, const T*, const T*, T, T, T*, T*, const T*);                 \
-    template double loss_sum<T>(std::int64_t, const T*, const T*, T, const T*, T);                              \
-    template void loss_sums<T>(std::int64_t, const T*, const T*, const T*, int, const T*, T, double*);          \
     template TrialSums trial_pass<T>(std::int64_t, const T*, const T*, T, const T*, T, T*, T*);                 \
     template ScoreSums full_step_rows<T>(std::int64_t, const T*, T*, T, const T*, T, T, const T*, T*, T*, T*);    \
     template void residual_from_product<T>(std::int64_t, const T*, T, T*);                                      \

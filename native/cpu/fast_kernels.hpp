@@ -26,8 +26,14 @@ template <class T>
 ScoreSums score_pass(std::int64_t n, const T* r, const T* w, T tau, T h, T* s, T* c, const T* c_gram);
 
 // sum_i w_i loss(r_i + t dz_i) (dz == nullptr: sum_i w_i loss(r_i)), in T,
-// blockwise: per block, a fixed number of lane sums added in lane order,
-// then the block sums in order.
+// blockwise: per block of kLossBlock rows, kLossLanes lane sums (lane l
+// takes the block's rows l, l + kLossLanes, ...) added in lane order, then
+// the block sums in order. Defined in narrow_passes.cpp, compiled per
+// instruction-set level with the narrow step pass, which sums its t = 1
+// loss exactly this way (same level, same expression: bit for bit).
+inline constexpr std::int64_t kLossBlock = 512;
+inline constexpr int kLossLanes = 16;
+
 template <class T>
 double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau);
 

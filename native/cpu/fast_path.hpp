@@ -462,9 +462,15 @@ bool advance_residual_scored(const Problem<T>& P, T t, const T* dz, T* r, ScoreS
 // exactly r_next = r + dz): s and c = w kappa at r_next (ws.weighted_score,
 // ws.curvature), their sums, and X' s (GEMV' of the same cache-resident
 // rows) into ws.trial_products. Then neither the next gradient nor the
-// next Gram needs a pass of its own.
+// next Gram needs a pass of its own. Narrow rows also give the line
+// search's loss at t = 1, bit for bit data_loss(P, r, dz, 1).
+struct StepSums : ScoreSums {
+    bool has_full_step_loss = false;
+    double full_step_loss = 0.0;
+};
+
 template <class T>
-ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz, T* r_next) {
+StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* dz, T* r_next) {
     Workspace<T>& ws = *P.ws;
     const std::int64_t p = P.features;
     const std::int64_t block_rows = fused_block_rows(P);
@@ -473,15 +479,17 @@ ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* 
     T* c = ws.curvature.data();
     const T* c_gram = ws.gram_curvature.data();
     const int parts = row_parts(P);
+    const bool narrow = p <= narrow_pass_max_features<T>;
     ScoreSums partial[kMaxParts];
+    double losses[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
         T* product = ws.trial_products.data() + part * p;
-        if (p <= narrow_pass_max_features<T>) {  // one read of each row, in registers
+        if (narrow) {  // one read of each row, in registers
             partial[part] = narrow_step_pass(end - begin, p, P.panels + begin * P.panel_columns, step, b, r + begin,
                                              P.w + begin, P.tau, P.bandwidth, c_gram + begin, dz + begin,
-                                             r_next + begin, s + begin, c + begin, product);
+                                             r_next + begin, s + begin, c + begin, product, &losses[part]);
             return;
         }
         std::fill(product, product + p, T(0));
@@ -499,8 +507,12 @@ ScoreSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* 
     };
     run_parts(P, parts, task);
     sum_trial_products(P, parts);
-    ScoreSums total;
+    StepSums total;
     for (int k = 0; k < parts; ++k) total += partial[k];
+    if (narrow) {  // the parts' losses added as data_loss adds them
+        total.has_full_step_loss = true;
+        for (int k = 0; k < parts; ++k) total.full_step_loss += losses[k];
+    }
     return total;
 }
 
@@ -757,7 +769,7 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
         // Z step, once: the trial residual at t is r + t * dz; the full
         // step's residual and scores come with it.
         T* r_next = ws.candidate_residual.data();
-        const ScoreSums full_step = fused_step_product(P, step, r, dz, r_next);
+        const StepSums full_step = fused_step_product(P, step, r, dz, r_next);
         P.scores_current = false;
         // Memory and history terms along theta - t step: with D0 = theta -
         // theta_prev, D(t)'J D(t) = a - t b + t^2 c.
@@ -800,7 +812,10 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
                 steps[count++] = scaled;
             }
             double losses[kStepBatch];
-            if (count > 0) data_losses(P, r, dz, steps, count, losses);
+            if (t == 1.0 && count == 1 && full_step.has_full_step_loss)
+                losses[0] = full_step.full_step_loss;  // summed by the step pass like data_losses sums it
+            else if (count > 0)
+                data_losses(P, r, dz, steps, count, losses);
             for (int k = 0; k < count; ++k, t /= 2.0) {
                 data_value = losses[k] * inverse_n;
                 if (data_value + memory_at(t) <= value) {

@@ -22,8 +22,20 @@ bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) 
 
 template <class T>
 ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
-                          const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product) {
-    RH_BY_LEVEL(step_pass, n, p, panels, step, b, r, w, tau, h, c_gram, dz, r_next, s, c, product)
+                          const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product,
+                          double* loss) {
+    RH_BY_LEVEL(step_pass, n, p, panels, step, b, r, w, tau, h, c_gram, dz, r_next, s, c, product, loss)
+}
+
+// fast_kernels.hpp's loss sums live here, at the step pass's level.
+template <class T>
+double loss_sum(std::int64_t n, const T* r, const T* dz, T t, const T* w, T tau) {
+    RH_BY_LEVEL(loss_pass, n, r, dz, t, w, tau)
+}
+
+template <class T>
+void loss_sums(std::int64_t n, const T* r, const T* dz, const T* t, int count, const T* w, T tau, double* out) {
+    RH_BY_LEVEL(loss_batch_pass, n, r, dz, t, count, w, tau, out)
 }
 
 template <class T>
@@ -48,10 +60,16 @@ template bool narrow_build_panels<float>(std::int64_t, std::int64_t, const float
 template bool narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
 template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                           const float*, const float*, float, float, const float*, float*, float*,
-                                          float*, float*, float*);
+                                          float*, float*, float*, double*);
 template ScoreSums narrow_step_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
                                            const double*, const double*, double, double, const double*, double*,
-                                           double*, double*, double*, double*);
+                                           double*, double*, double*, double*, double*);
+template double loss_sum<float>(std::int64_t, const float*, const float*, float, const float*, float);
+template double loss_sum<double>(std::int64_t, const double*, const double*, double, const double*, double);
+template void loss_sums<float>(std::int64_t, const float*, const float*, const float*, int, const float*, float,
+                               double*);
+template void loss_sums<double>(std::int64_t, const double*, const double*, const double*, int, const double*,
+                                double, double*);
 template ScoreSums narrow_residual_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
                                                const float*, const float*, float, float, const float*, float*,
                                                float*, float*, float*);

@@ -48,10 +48,12 @@ bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
 // Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b, then at
 // r_next_i = r_i + dz_i what full_step_rows (fast_kernels.hpp) computes
 // (s, c = w kappa against c_gram, their sums);
-// product[:p] = sum_i s_i x_i.
+// product[:p] = sum_i s_i x_i; *loss = loss_sum(n, r, dz, 1, w, tau), bit
+// for bit (the line search's loss at t = 1).
 template <class T>
 ScoreSums narrow_step_pass(std::int64_t n, std::int64_t p, const T* panels, const T* step, T b, const T* r,
-                          const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product);
+                          const T* w, T tau, T h, const T* c_gram, T* dz, T* r_next, T* s, T* c, T* product,
+                          double* loss);
 
 // The residual at the start of a solve over rows [0, n): r_i = y_i -
 // (x_i . theta[:p] + b), s_i = w_i score(r_i); product[:p] = sum_i s_i x_i

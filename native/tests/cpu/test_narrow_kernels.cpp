@@ -232,12 +232,16 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             std::vector<T> dz(n), s(n), product(p), r(n), r_next(n), c(n), c_gram(n, T(0));
             const auto panels = rows.panels();
             const T h = T(0.3);
+            double step_loss = -1.0;
             auto step = [&] {
                 return cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(),
                                                    tau, h, c_gram.data(), dz.data(), r_next.data(), s.data(), c.data(),
-                                                   product.data());
+                                                   product.data(), &step_loss);
             };
             auto sums = step();
+            // The full step's loss, summed as the line search's loss pass sums it at t = 1.
+            ASSERT_EQ(step_loss, cpu::fast::loss_sum(n, rows.r.data(), dz.data(), T(1), rows.w.data(), tau))
+                << "step loss p=" << p << " n=" << n;
             double score = 0.0, magnitude = 0.0;
             std::int64_t weighted = 0;
             for (std::int64_t i = 0; i < n; ++i) {
