@@ -129,7 +129,8 @@ def validate_params(params: Mapping[str, Any]) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _checked_config(key: tuple) -> SolverConfig:
-    params = {name: value for name, _, value in key}
+    names, _, values = key
+    params = dict(zip(names, values))
     validate_params(params)
     return SolverConfig.from_params(params)
 
@@ -143,7 +144,8 @@ def checked_solver_config(params: Mapping[str, Any]) -> SolverConfig:
     entry; only accepted sets are cached (a failure raises every time), and
     unhashable values are validated without the cache.
     """
-    key = tuple((name, type(value), value) for name, value in params.items())
+    values = tuple(params.values())
+    key = (tuple(params), tuple(map(type, values)), values)
     try:
         hash(key)
     except TypeError:

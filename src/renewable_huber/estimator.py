@@ -35,6 +35,14 @@ from .validation import (
 
 NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
 
+
+def _empty_state(backend: Any, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
+    """The state before a stream's first batch, in the backend's arrays."""
+    empty = getattr(backend, "empty_state", None)
+    if empty is not None:
+        return empty(n_features_in, fit_intercept, dtype)
+    return backend.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
+
 #: private attributes that hold a fitted stream; ``reset`` drops all of them
 _STREAM_ATTRIBUTES = ("_stream",)
 #: public fitted attributes; ``reset`` drops all of them
@@ -276,9 +284,7 @@ class RenewableHuberRegressor:
         if auto_pending:
             backend, auto_dispatch = self._choose_cpu_engine(params, X_array, self._current_backend())
         if stream is None:
-            state = backend.as_backend_state(
-                RenewableHuberState.empty(X_array.shape[1], params["fit_intercept"], params["dtype"])
-            )
+            state = _empty_state(backend, X_array.shape[1], params["fit_intercept"], params["dtype"])
             feature_names = names
         else:
             state, feature_names = stream.state, stream.feature_names
@@ -290,9 +296,7 @@ class RenewableHuberRegressor:
             # An auto-chosen native engine that fails its first update falls back to NumPy.
             backend = create_backend("numpy", "cpu", params["dtype"], params["n_jobs"])
             auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
-            state = backend.as_backend_state(
-                RenewableHuberState.empty(X_array.shape[1], params["fit_intercept"], params["dtype"])
-            )
+            state = _empty_state(backend, X_array.shape[1], params["fit_intercept"], params["dtype"])
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
         self._commit(_Stream(backend, next_state, feature_names, diagnostics, auto_dispatch, params["dtype"]))
         if not diagnostics.converged:

@@ -21,6 +21,8 @@ SPARSE_MESSAGE = (
 
 
 def is_sparse(value: Any) -> bool:
+    if type(value) is np.ndarray:  # the common case, without the module lookups
+        return False
     sparse = sys.modules.get("scipy.sparse")
     if sparse is not None and sparse.issparse(value):
         return True

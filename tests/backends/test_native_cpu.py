@@ -550,3 +550,23 @@ def test_fast_path_agrees_with_numpy_at_lower_isa_levels(level):
         env=env, capture_output=True, text=True, timeout=900)
     assert child.returncode == 0, child.stdout[-4000:] + child.stderr[-2000:]
     assert "passed" in child.stdout and "failed" not in child.stdout
+
+
+def test_diagnostics_built_by_the_adapter_equal_ordinary_ones():
+    # The adapter builds UpdateDiagnostics without the frozen __init__
+    # (_from_fields): every field must be there, typed, and still frozen.
+    from renewable_huber.core.diagnostics import UpdateDiagnostics
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(64, 3))
+    y = X @ [1.0, -2.0, 0.5] + rng.normal(size=64)
+    backend = NativeCpuBackend("float64", n_jobs=1)
+    state = backend.as_backend_state(RenewableHuberState.empty(3, True, "float64"))
+    _, diagnostics = backend.update(state, X, y, None, config())
+    assert set(vars(diagnostics)) == {field.name for field in dataclasses.fields(UpdateDiagnostics)}
+    assert diagnostics == UpdateDiagnostics(**diagnostics.to_dict())
+    assert hash(diagnostics) == hash(UpdateDiagnostics(**diagnostics.to_dict()))
+    assert type(diagnostics.iterations) is int and type(diagnostics.converged) is bool
+    assert type(diagnostics.solve_route) is str and diagnostics.solve_route in {"cholesky", "lu", "least_squares"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        diagnostics.iterations = 0

@@ -47,6 +47,10 @@ class Backend(Protocol):
         """Move a host state (model dtype) into the backend's array type."""
         ...
 
+    # Optional: ``empty_state(n_features_in, fit_intercept, dtype)``, the
+    # state before the first batch in the backend's array type (the
+    # estimator otherwise moves a fresh host one with as_backend_state).
+
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """An independent host NumPy copy of a backend state."""
         ...
@@ -57,6 +61,11 @@ class HostStateBackend:
 
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
         return state.copy()
+
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
+        """The state before the first batch, in the backend's arrays (here
+        fresh host arrays: nothing to copy)."""
+        return RenewableHuberState.empty(n_features_in, fit_intercept, dtype)
 
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         return state.copy()

@@ -109,6 +109,8 @@ class NativeCpuBackend(HostStateBackend):
         except _native.EngineError as exc:
             raise _translate(exc) from None
         self._configs: dict[SolverConfig, Any] = {}
+        self._last_config: Optional[SolverConfig] = None
+        self._last_native_config: Any = None
         #: solve route of the last update: "cholesky", "lu", "least_squares" ("none" before any)
         self.last_solve_route = "none"
         #: kernel path of the last update: "reference_order" or "fast" ("none" before any);
@@ -156,6 +158,10 @@ class NativeCpuBackend(HostStateBackend):
         return np.ascontiguousarray(array, dtype=self.dtype)
 
     def _native_config(self, config: SolverConfig) -> Any:
+        # The estimator hands over the same (cached) SolverConfig object call
+        # after call: compared by identity first, without hashing its fields.
+        if config is self._last_config:
+            return self._last_native_config
         native = self._configs.get(config)
         if native is None:
             native = _native.SolverConfig(
@@ -169,6 +175,7 @@ class NativeCpuBackend(HostStateBackend):
                 ridge=config.ridge,
             )
             self._configs[config] = native
+        self._last_config, self._last_native_config = config, native
         return native
 
     def update(
@@ -217,7 +224,7 @@ class NativeCpuBackend(HostStateBackend):
             fit_intercept=state.fit_intercept,
             weight_sum=float(next_counters.weight_sum),
         )
-        diagnostics = UpdateDiagnostics(
+        diagnostics = UpdateDiagnostics._from_fields(
             iterations=int(native_diagnostics.iterations),
             converged=bool(native_diagnostics.converged),
             objective=float(native_diagnostics.objective),
