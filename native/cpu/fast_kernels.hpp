@@ -60,9 +60,10 @@ TrialSums trial_pass(std::int64_t n, const T* r, const T* dz, T b, const T* w, T
 // (completing Z step), r_next_i = r_i + dz_i, and at r_next what
 // score_pass(.., c, c_gram) computes there (s = w score, c = w kappa and
 // their sums): when the line search takes t = 1, the next iteration starts
-// without another pass over the rows. (The line search's loss at t = 1 is
-// not taken from here: its trials must all be summed like the F they are
-// compared with, loss_sum, or noise-level decisions flip near convergence.)
+// without another pass over the rows. (The wider rows' path: its loss at
+// t = 1 still comes from loss_sum, which every trial's loss must match bit
+// for bit or noise-level decisions flip near convergence; the narrow step
+// pass sums it the same way itself.)
 template <class T>
 ScoreSums full_step_rows(std::int64_t n, const T* r, T* dz, T b, const T* w, T tau, T h, const T* c_gram, T* r_next,
                         T* s, T* c);
