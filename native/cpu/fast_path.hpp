@@ -396,6 +396,26 @@ struct StartPass {
     ScoreSums sums;
 };
 
+// A narrow scoring pass over every part: pass(begin, end, product) runs
+// one part's rows and returns its ScoreSums, its X' s going to `product`
+// (the part's slot of ws.trial_products); the slots are then added into
+// part 0's, and the sums in part order.
+template <class T, class Pass>
+ScoreSums scored_panel_passes(const Problem<T>& P, Pass&& pass) {
+    const int parts = row_parts(P);
+    ScoreSums partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        partial[part] = pass(begin, end, P.ws->trial_products.data() + part * P.features);
+    };
+    run_parts(P, parts, task);
+    sum_trial_products(P, parts);
+    ScoreSums total;
+    for (int k = 0; k < parts; ++k) total += partial[k];
+    return total;
+}
+
 template <class T>
 StartPass start_residual(const Problem<T>& P, const T* theta, T* r, bool with_curvature) {
     const std::int64_t p = P.features;
@@ -408,20 +428,13 @@ StartPass start_residual(const Problem<T>& P, const T* theta, T* r, bool with_cu
     T* s = ws.weighted_score.data();
     T* c = with_curvature ? ws.curvature.data() : nullptr;
     const T* c_gram = ws.gram_curvature.data();
-    const int parts = row_parts(P);
-    ScoreSums partial[kMaxParts];
-    auto task = [&](int part) {
-        std::int64_t begin, end;
-        row_range(part, parts, P.rows, begin, end);
-        partial[part] = narrow_residual_pass(end - begin, p, P.panels + begin * P.panel_columns, theta, b,
-                                             P.y + begin, P.w + begin, P.tau, P.bandwidth, c_gram + begin, r + begin,
-                                             s + begin, c ? c + begin : nullptr, ws.trial_products.data() + part * p);
-    };
-    run_parts(P, parts, task);
-    sum_trial_products(P, parts);
     StartPass start;
     start.scored = true;
-    for (int k = 0; k < parts; ++k) start.sums += partial[k];
+    start.sums = scored_panel_passes(P, [&](std::int64_t begin, std::int64_t end, T* product) {
+        return narrow_residual_pass(end - begin, p, P.panels + begin * P.panel_columns, theta, b, P.y + begin,
+                                    P.w + begin, P.tau, P.bandwidth, c_gram + begin, r + begin, s + begin,
+                                    c ? c + begin : nullptr, product);
+    });
     return start;
 }
 
@@ -440,19 +453,10 @@ bool advance_residual_scored(const Problem<T>& P, T t, const T* dz, T* r, ScoreS
     T* s = ws.weighted_score.data();
     T* c = ws.curvature.data();
     const T* c_gram = ws.gram_curvature.data();
-    const int parts = row_parts(P);
-    ScoreSums partial[kMaxParts];
-    auto task = [&](int part) {
-        std::int64_t begin, end;
-        row_range(part, parts, P.rows, begin, end);
-        partial[part] = narrow_advance_pass(end - begin, p, P.panels + begin * P.panel_columns, t, dz + begin,
-                                            r + begin, P.w + begin, P.tau, P.bandwidth, c_gram + begin, s + begin,
-                                            c + begin, ws.trial_products.data() + part * p);
-    };
-    run_parts(P, parts, task);
-    sum_trial_products(P, parts);
-    sums = ScoreSums{};
-    for (int k = 0; k < parts; ++k) sums += partial[k];
+    sums = scored_panel_passes(P, [&](std::int64_t begin, std::int64_t end, T* product) {
+        return narrow_advance_pass(end - begin, p, P.panels + begin * P.panel_columns, t, dz + begin, r + begin,
+                                   P.w + begin, P.tau, P.bandwidth, c_gram + begin, s + begin, c + begin, product);
+    });
     return true;
 }
 

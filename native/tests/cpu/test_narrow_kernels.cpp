@@ -223,15 +223,47 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
             }
 }
 
+// What the scoring passes write at residuals r: s = w clip(r), c = w kappa
+// (unless c was not asked for: still the sentinel), and their sums and
+// counts, the changed rows against c_gram exactly.
+template <class T>
+void expect_scored(const char* what, const Rows<T>& rows, const std::vector<T>& r, T tau, T h,
+                   const std::vector<T>& c_gram, const std::vector<T>& s, const std::vector<T>& c, bool with_curvature,
+                   const cpu::fast::ScoreSums& sums) {
+    double score = 0.0, magnitude = 0.0;
+    std::int64_t weighted = 0, changed = 0;
+    for (std::int64_t i = 0; i < rows.n; ++i) {
+        const double ri = double(r[i]), wi = double(rows.w[i]);
+        ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
+            << what << " p=" << rows.p << " row " << i;
+        score += double(s[i]);
+        magnitude += wi * double(tau);
+        if (!with_curvature) {
+            ASSERT_EQ(c[i], T(-7)) << what << ": curvature written without c, p=" << rows.p << " row " << i;
+            continue;
+        }
+        ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
+                    8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
+            << what << " curvature p=" << rows.p << " row " << i;
+        weighted += c[i] > T(0) ? 1 : 0;
+        changed += c[i] != c_gram[i] ? 1 : 0;
+    }
+    EXPECT_NEAR(sums.score_sum, score, eps<T>() * (double(rows.n) + 8.0) * (magnitude + 1.0))
+        << what << " p=" << rows.p << " n=" << rows.n;
+    if (with_curvature) {
+        EXPECT_EQ(sums.weighted_rows, weighted) << what << " p=" << rows.p << " n=" << rows.n;
+        EXPECT_EQ(sums.changed, changed) << what << " p=" << rows.p << " n=" << rows.n;
+    }
+}
+
 TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
     using T = TypeParam;
-    const T tau = T(1.345), b = T(-0.2);
+    const T tau = T(1.345), b = T(-0.2), h = T(0.3);
     for (std::int64_t p : widths<T>())
         for (std::int64_t n : kRowCounts) {
             Rows<T> rows(n, p, static_cast<unsigned>(7 * p + n));
             std::vector<T> dz(n), s(n), product(p), r(n), r_next(n), c(n), c_gram(n, T(0));
             const auto panels = rows.panels();
-            const T h = T(0.3);
             double step_loss = -1.0;
             auto step = [&] {
                 return cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(),
@@ -242,36 +274,16 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             // The full step's loss, summed as the line search's loss pass sums it at t = 1.
             ASSERT_EQ(step_loss, cpu::fast::loss_sum(n, rows.r.data(), dz.data(), T(1), rows.w.data(), tau))
                 << "step loss p=" << p << " n=" << n;
-            double score = 0.0, magnitude = 0.0;
-            std::int64_t weighted = 0;
             for (std::int64_t i = 0; i < n; ++i) {
                 const double tol = 4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + 1.0);
                 ASSERT_NEAR(double(dz[i]), rows.dot(i, rows.v) + double(b), tol) << "step p=" << p << " row " << i;
                 ASSERT_EQ(r_next[i], rows.r[i] + dz[i]) << "step p=" << p << " row " << i;
-                const double ri = double(r_next[i]), wi = double(rows.w[i]);
-                ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
-                    << "step p=" << p << " row " << i;
-                ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
-                            8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
-                    << "step curvature p=" << p << " row " << i;
-                score += double(s[i]);
-                magnitude += wi * double(tau);
-                weighted += c[i] > T(0) ? 1 : 0;
             }
+            expect_scored("step", rows, r_next, tau, h, c_gram, s, c, true, sums);
             expect_product(rows, s, product, "step");
-            const double tol = eps<T>() * (double(n) + 8.0) * (magnitude + 1.0);
-            EXPECT_NEAR(sums.score_sum, score, tol) << "step p=" << p << " n=" << n;
-            EXPECT_EQ(sums.weighted_rows, weighted) << "step p=" << p << " n=" << n;
             // Changed rows: counted against the Gram's weights, exactly.
-            std::int64_t perturbed = 0;
-            for (std::int64_t i = 0; i < n; ++i) {
-                c_gram[i] = c[i];
-                if (i % 3 == 1) {
-                    c_gram[i] += T(0.5);
-                    ++perturbed;
-                }
-            }
-            EXPECT_EQ(step().changed, perturbed) << "step p=" << p << " n=" << n;
+            for (std::int64_t i = 0; i < n; ++i) c_gram[i] = c[i] + (i % 3 == 1 ? T(0.5) : T(0));
+            expect_scored("step against other Gram weights", rows, r_next, tau, h, c_gram, s, c, true, step());
 
             // The residual pass scores r = y - (X v + b) the same way: with
             // curvature (and its counts) and without.
@@ -280,30 +292,13 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
                 const auto start = cpu::fast::narrow_residual_pass(
                     n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau, h, c_gram.data(),
                     r.data(), s.data(), with_curvature ? c.data() : nullptr, product.data());
-                double start_score = 0.0;
-                std::int64_t start_weighted = 0, start_changed = 0;
                 for (std::int64_t i = 0; i < n; ++i) {
                     const double tol =
                         4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
                     ASSERT_NEAR(double(r[i]), double(rows.y[i]) - (rows.dot(i, rows.v) + double(b)), tol)
                         << "residual p=" << p << " row " << i;
-                    const double ri = double(r[i]), wi = double(rows.w[i]);
-                    ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
-                        << "residual p=" << p << " row " << i;
-                    start_score += double(s[i]);
-                    if (!with_curvature) {
-                        ASSERT_EQ(c[i], T(-7)) << "curvature written without c, p=" << p << " row " << i;
-                        continue;
-                    }
-                    ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
-                                8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
-                        << "residual curvature p=" << p << " row " << i;
-                    start_weighted += c[i] > T(0) ? 1 : 0;
-                    start_changed += c[i] != c_gram[i] ? 1 : 0;
                 }
-                EXPECT_NEAR(start.score_sum, start_score, tol) << "residual p=" << p << " n=" << n;
-                EXPECT_EQ(start.weighted_rows, start_weighted) << "residual p=" << p << " n=" << n;
-                EXPECT_EQ(start.changed, start_changed) << "residual p=" << p << " n=" << n;
+                expect_scored("residual", rows, r, tau, h, c_gram, s, c, with_curvature, start);
                 expect_product(rows, s, product, "residual");
             }
 
@@ -314,27 +309,14 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             const auto moved = cpu::fast::narrow_advance_pass(n, p, panels.data(), t, dz.data(), advanced.data(),
                                                               rows.w.data(), tau, h, c_gram.data(), s.data(),
                                                               c.data(), product.data());
-            double moved_score = 0.0;
-            std::int64_t moved_weighted = 0, moved_changed = 0;
             for (std::int64_t i = 0; i < n; ++i) {
                 // r + t dz, rounded once (a fused multiply-add) or twice.
                 const double exact = double(rows.r[i]) + double(t) * double(dz[i]);
                 ASSERT_NEAR(double(advanced[i]), exact,
                             2.0 * eps<T>() * (std::fabs(double(rows.r[i])) + std::fabs(double(t) * double(dz[i]))))
                     << "advance p=" << p << " row " << i;
-                const double ri = double(advanced[i]), wi = double(rows.w[i]);
-                ASSERT_NEAR(double(s[i]), wi * clip(ri, double(tau)), 8.0 * eps<T>() * 2.0)
-                    << "advance p=" << p << " row " << i;
-                ASSERT_NEAR(double(c[i]), wi * kappa(ri, double(tau), double(h)),
-                            8.0 * eps<T>() * (1.0 + std::fabs(ri) / double(h)))
-                    << "advance curvature p=" << p << " row " << i;
-                moved_score += double(s[i]);
-                moved_weighted += c[i] > T(0) ? 1 : 0;
-                moved_changed += c[i] != c_gram[i] ? 1 : 0;
             }
-            EXPECT_NEAR(moved.score_sum, moved_score, tol) << "advance p=" << p << " n=" << n;
-            EXPECT_EQ(moved.weighted_rows, moved_weighted) << "advance p=" << p << " n=" << n;
-            EXPECT_EQ(moved.changed, moved_changed) << "advance p=" << p << " n=" << n;
+            expect_scored("advance", rows, advanced, tau, h, c_gram, s, c, true, moved);
             expect_product(rows, s, product, "advance");
         }
 }
