@@ -69,7 +69,7 @@ struct Problem {
     bool intercept = true;
     const T* X = nullptr;       // rows x p, row-major (the caller's buffer)
     // Column panels of X for the narrow passes (p <= narrow_pass_max_features),
-    // built by the engine while it tested X (Engine::rows_finite); row
+    // built by the engine while it tested X (Engine::scan_rows); row
     // begin's panels at panels + begin * panel_columns.
     T* panels = nullptr;
     std::int64_t panel_columns = 0;
@@ -385,17 +385,6 @@ void sum_trial_products(const Problem<T>& P, int parts) {
         for (std::int64_t j = 0; j < p; ++j) product[j] += product[k * p + j];
 }
 
-// r = y - Z theta at the start of a solve. Narrow rows: from the column
-// panels of X (P.panels), and in the same pass s = w score(r) into
-// ws.weighted_score (with_curvature: also c = w kappa(r) into
-// ws.curvature), their sums, and X' s into ws.trial_products (the first
-// gradient's product): the pass scores the residual (`scored`). Wider
-// rows: a GEMV only.
-struct StartPass {
-    bool scored = false;
-    ScoreSums sums;
-};
-
 // A narrow scoring pass over every part: pass(begin, end, product) runs
 // one part's rows and returns its ScoreSums, its X' s going to `product`
 // (the part's slot of ws.trial_products); the slots are then added into
@@ -415,6 +404,17 @@ ScoreSums scored_panel_passes(const Problem<T>& P, Pass&& pass) {
     for (int k = 0; k < parts; ++k) total += partial[k];
     return total;
 }
+
+// r = y - Z theta at the start of a solve. Narrow rows: from the column
+// panels of X (P.panels), and in the same pass s = w score(r) into
+// ws.weighted_score (with_curvature: also c = w kappa(r) into
+// ws.curvature), their sums, and X' s into ws.trial_products (the first
+// gradient's product): the pass scores the residual (`scored`). Wider
+// rows: a GEMV only.
+struct StartPass {
+    bool scored = false;
+    ScoreSums sums;
+};
 
 template <class T>
 StartPass start_residual(const Problem<T>& P, const T* theta, T* r, bool with_curvature) {
