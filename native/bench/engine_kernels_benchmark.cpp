@@ -175,6 +175,26 @@ void narrow_trial_pass(benchmark::State& state) {
     }
 }
 
+// Two trials in one pass (the first without X' s), against the two passes.
+template <class T>
+void narrow_pair_trial_pass(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    const std::vector<T> X = p.features_only();
+    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
+    rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
+    std::vector<T> first(p.d, T(0.01)), second(p.d, T(0.005)), r_first(p.n), r_second(p.n), product(p.d);
+    rh::cpu::fast::TrialSums first_sums;
+    for (auto _ : state) {
+        auto sums = rh::cpu::fast::narrow_pair_trial_pass(p.n, features, panels.data(), first.data(), T(0.01),
+                                                          second.data(), T(0.005), p.r.data(), p.w.data(), T(1.345),
+                                                          r_first.data(), r_second.data(), product.data(), &first_sums);
+        benchmark::DoNotOptimize(sums);
+        benchmark::DoNotOptimize(first_sums);
+        benchmark::DoNotOptimize(product.data());
+    }
+}
+
 // Building the panels from row-major X (once per update).
 template <class T>
 void narrow_build_panels(benchmark::State& state) {
@@ -303,6 +323,8 @@ BENCHMARK(fast_gram_full<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrose
 BENCHMARK(blas_syrk_threads<float>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(narrow_trial_pass<double>)->Args({4096, 16, 1})->Args({4096, 16, 0})->Args({65536, 32, 1})->Unit(benchmark::kMicrosecond);
 BENCHMARK(narrow_trial_pass<float>)->Args({4096, 16, 1})->Args({4096, 16, 0})->Args({65536, 32, 1})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_pair_trial_pass<double>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
+BENCHMARK(narrow_pair_trial_pass<float>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
 BENCHMARK(narrow_build_panels<double>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
 BENCHMARK(narrow_build_panels<float>)->Args({4096, 16})->Unit(benchmark::kMicrosecond);
 BENCHMARK(fast_matvec<double>)->Apply(thread_shapes)->Unit(benchmark::kMicrosecond);

@@ -2,11 +2,14 @@
 // Engine<T>::update in a loop, with no Python in the process, so that `perf`
 // sees only the engine. Writes the mean time per update and the diagnostics.
 //
-//   rh_update_profile_driver X.bin y.bin rows features float64|float32 none|l1 threads seconds
+//   rh_update_profile_driver X.bin y.bin rows features float64|float32 none|l1 threads seconds [gap_us]
 //
 // X.bin is rows x features row-major, y.bin rows values, both in the named
 // dtype (scripts/profiling/profile_native_cpu_update.sh writes them with the
-// benchmark's data generator).
+// benchmark's data generator). threads 0 is n_jobs=None; gap_us spins the
+// caller between updates (like the estimator's own work between calls).
+// RH_PRINT_STATE=1 also prints the final coefficients (hex floats) and the
+// information matrix's sum, to compare two builds bit for bit.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +73,12 @@ int replay(char** argv) {
                 static_cast<long long>(updates), static_cast<long long>(diagnostics.iterations),
                 static_cast<int>(diagnostics.converged), static_cast<long long>(diagnostics.parallel_dispatches),
                 static_cast<long long>(diagnostics.late_dispatches), static_cast<int>(diagnostics.threads_at_end));
+    if (std::getenv("RH_PRINT_STATE")) {
+        for (std::int64_t j = 0; j < d; ++j) std::printf("%a ", static_cast<double>(coef_out[j]));
+        double info_sum = 0.0;
+        for (auto v : info_out) info_sum += static_cast<double>(v);
+        std::printf("| %a\n", info_sum);
+    }
     return 0;
 }
 

@@ -89,6 +89,11 @@ struct Problem {
     // single-threaded inside the fast path; see Engine::update).
     WorkerPool* pool = nullptr;
     int threads = 1;  // fixes the row partition: results never depend on who ran a part
+    // LAMM: evaluate an iteration's first trial, when it is expected to be
+    // rejected, together with the next one (narrow rows; the results are
+    // bit for bit the same either way: tests switch it off to compare).
+    bool pair_trials = true;
+    mutable int paired_trials = 0;  // pairs evaluated
     // Whether ws.weighted_score, ws.curvature and current_scores hold the
     // score pass of ws.residual (Newton's accepted full step computed them).
     mutable bool scores_current = false;
@@ -569,6 +574,41 @@ TrialSums fused_trial(const Problem<T>& P, const T* change, const T* r, T* r_tri
     return total;
 }
 
+// Two majorization trials of the fast LAMM in one pass over the panels
+// (narrow rows only): the first (`first_change`) without X' s, its
+// residual into r_first and its loss returned in *first_loss; the second
+// as fused_trial with X' s (returned). Each loss is bit for bit what
+// fused_trial gives for its trial.
+template <class T>
+TrialSums fused_pair_trial(const Problem<T>& P, const T* first_change, const T* second_change, const T* r,
+                           T* r_first, T* r_second, double* first_loss) {
+    Workspace<T>& ws = *P.ws;
+    const std::int64_t p = P.features;
+    const T b_first = P.intercept ? first_change[p] : T(0);
+    const T b_second = P.intercept ? second_change[p] : T(0);
+    const int parts = row_parts(P);
+    TrialSums partial[kMaxParts], first_partial[kMaxParts];
+    auto task = [&](int part) {
+        std::int64_t begin, end;
+        row_range(part, parts, P.rows, begin, end);
+        partial[part] = narrow_pair_trial_pass(end - begin, p, P.panels + begin * P.panel_columns, first_change,
+                                               b_first, second_change, b_second, r + begin, P.w + begin, P.tau,
+                                               r_first + begin, r_second + begin,
+                                               ws.trial_products.data() + part * p, &first_partial[part]);
+    };
+    run_parts(P, parts, task);
+    sum_trial_products(P, parts);
+    TrialSums total;
+    double first_total = 0.0;
+    for (int k = 0; k < parts; ++k) {
+        total.loss += partial[k].loss;
+        total.score_sum += partial[k].score_sum;
+        first_total += first_partial[k].loss;
+    }
+    *first_loss = first_total;
+    return total;
+}
+
 // Fills the lower triangle of a row-major matrix from its upper triangle.
 template <class T>
 void mirror_upper(std::int64_t d, T* A) {
@@ -901,9 +941,42 @@ struct FastLammEvaluator {
     }
     double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
     double norm(const T* x) const { return euclidean_norm(P.d, x); }
+    // The first trial of an iteration that is expected to be rejected (the
+    // last iteration had to raise phi) is paired with the next one: one
+    // pass evaluates both, and the second's result waits here until
+    // lamm_iterations asks for it (its change is recognized bit for bit).
+    bool pair_requested = false;
+    bool pair_ready = false;
+    TrialSums pair_sums{};
+
+    T* pair_buffer() {
+        pair_ready = false;
+        pair_requested = P.pair_trials && P.features <= narrow_pass_max_features<T> && trials_this_iteration == 0 &&
+                         trials_last_iteration > 1;
+        return pair_requested ? P.ws->pair_change.data() : nullptr;
+    }
     double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) {
-        const bool speculate = trials_this_iteration > 0 || trials_last_iteration <= 1;
+        Workspace<T>& ws = *P.ws;
         ++trials_this_iteration;
+        if (pair_ready && std::equal(change, change + P.d, ws.pair_change.data())) {  // the pair's second trial
+            pair_ready = false;
+            std::swap(ws.candidate_residual, ws.pair_residual);  // its residual is now the candidate's
+            trial_residual = ws.candidate_residual.data();
+            trial_score_sum = pair_sums.score_sum;
+            return pair_sums.loss / P.weight_sum + memory_value(P, candidate);
+        }
+        pair_ready = false;
+        if (pair_requested) {  // this trial without X' s, the next one with it
+            pair_requested = false;
+            double first_loss = 0.0;
+            pair_sums = fused_pair_trial(P, change, ws.pair_change.data(), r, candidate_residual,
+                                         ws.pair_residual.data(), &first_loss);
+            pair_ready = true;
+            ++P.paired_trials;
+            trial_residual = nullptr;
+            return first_loss / P.weight_sum + memory_value(P, candidate);
+        }
+        const bool speculate = trials_this_iteration > 1 || trials_last_iteration <= 1;
         const TrialSums sums = fused_trial(P, change, r, candidate_residual, speculate);
         trial_residual = speculate ? candidate_residual : nullptr;
         trial_score_sum = sums.score_sum;

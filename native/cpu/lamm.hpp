@@ -30,6 +30,10 @@ inline T soft_threshold(T v, T threshold) noexcept {
 //   double dot(const T* a, const T* b)                      length d
 //   double norm(const T* x)                                 length d
 //   double candidate_value(const T* cand, const T* change, const T* r, T* r_cand)
+//   T* pair_buffer()   2 d elements: where the next trial's change and
+//                      candidate (at twice this trial's phi) go when the
+//                      evaluator will evaluate both in one pass; null: no
+//                      pair. Asked before each iteration's first trial.
 template <class T, class Evaluator>
 SolverResult lamm_iterations(Evaluator& evaluator, Workspace<T>& ws, std::int64_t d, const T* theta_prev,
                              const T* penalty_mask, double lambda_value, int max_iter, double tol) {
@@ -41,18 +45,25 @@ SolverResult lamm_iterations(Evaluator& evaluator, Workspace<T>& ws, std::int64_
     for (std::int64_t j = 0; j < d; ++j) theta[j] = theta_prev[j];
     double value = evaluator.start(theta, ws.residual.data());
     double phi = 1.0;
+    // The trial point at `phi_value`: its candidate and change from theta.
+    auto propose = [&](double phi_value, T* out_candidate, T* out_change) {
+        const T phi_ = static_cast<T>(phi_value);
+        const T threshold = static_cast<T>(lambda_value / phi_value);
+        for (std::int64_t j = 0; j < d; ++j) {
+            const T proximal_point = theta[j] - gradient[j] / phi_;
+            out_candidate[j] = soft_threshold(proximal_point, threshold * penalty_mask[j]);
+            out_change[j] = out_candidate[j] - theta[j];
+        }
+    };
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
         evaluator.gradient(theta, ws.residual.data(), gradient);
         bool accepted = false;
         double candidate_value = 0.0;
         for (int trial = 0; trial < kMaxMajorizationTrials; ++trial) {
-            const T phi_ = static_cast<T>(phi);
-            const T threshold = static_cast<T>(lambda_value / phi);
-            for (std::int64_t j = 0; j < d; ++j) {
-                const T proximal_point = theta[j] - gradient[j] / phi_;
-                candidate[j] = soft_threshold(proximal_point, threshold * penalty_mask[j]);
-                change[j] = candidate[j] - theta[j];
-            }
+            propose(phi, candidate, change);
+            // The next trial's point (2 phi), computed as that trial will
+            // compute it, for an evaluator that takes both in one pass.
+            if (T* next = trial == 0 ? evaluator.pair_buffer() : nullptr) propose(2.0 * phi, next + d, next);
             const double change_norm = evaluator.norm(change);
             const double bound = value + evaluator.dot(gradient, change) + (0.5 * phi) * (change_norm * change_norm);
             candidate_value = evaluator.candidate_value(candidate, change, ws.residual.data(),
@@ -93,6 +104,7 @@ struct ReferenceOrderLammEvaluator {
         objective.residual(candidate, candidate_residual);
         return objective.value(candidate, candidate_residual);
     }
+    T* pair_buffer() const { return nullptr; }
 };
 
 template <class T>

@@ -56,6 +56,20 @@ TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, con
     RH_BY_LEVEL(trial_pass, n, p, panels, change, b, r, w, tau, r_trial, product)
 }
 
+template <class T>
+TrialSums narrow_pair_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change_first, T b_first,
+                                 const T* change_second, T b_second, const T* r, const T* w, T tau, T* r_first,
+                                 T* r_second, T* product, TrialSums* first_sums) {
+    RH_BY_LEVEL(pair_trial_pass, n, p, panels, change_first, b_first, change_second, b_second, r, w, tau, r_first,
+                r_second, product, first_sums)
+}
+
+template TrialSums narrow_pair_trial_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,
+                                                 const float*, float, const float*, const float*, float, float*,
+                                                 float*, float*, TrialSums*);
+template TrialSums narrow_pair_trial_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
+                                                  const double*, double, const double*, const double*, double,
+                                                  double*, double*, double*, TrialSums*);
 template bool narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
 template bool narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
 template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,

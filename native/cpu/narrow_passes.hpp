@@ -78,4 +78,15 @@ template <class T>
 TrialSums narrow_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change, T b, const T* r,
                             const T* w, T tau, T* r_trial, T* product);
 
+// Two LAMM trials over rows [0, n) in one read: the first (change_first,
+// b_first) without X' s, its residual into r_first and its loss into
+// first_sums->loss (score_sum left 0: a caller rescores an accepted first
+// trial); the second as narrow_trial_pass with X' s (returned). Residuals,
+// losses and the second's sums and X' s are bit for bit what
+// narrow_trial_pass gives.
+template <class T>
+TrialSums narrow_pair_trial_pass(std::int64_t n, std::int64_t p, const T* panels, const T* change_first, T b_first,
+                                 const T* change_second, T b_second, const T* r, const T* w, T tau, T* r_first,
+                                 T* r_second, T* product, TrialSums* first_sums);
+
 }  // namespace rh::cpu::fast

@@ -16,8 +16,10 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
         std::fill(unit_weights.begin(), unit_weights.end(), T(1));
     }
     grow(weighted_design, rows * d);
-    for (auto* buffer : {&residual, &candidate_residual, &design_step, &weighted_score, &curvature, &gram_curvature})
+    for (auto* buffer : {&residual, &candidate_residual, &pair_residual, &design_step, &weighted_score, &curvature,
+                         &gram_curvature})
         grow(*buffer, rows);
+    grow(pair_change, 2 * d);
     for (auto* buffer : {&theta, &candidate, &step, &gradient, &shift, &scratch, &history_direction, &penalty_mask})
         grow(*buffer, d);
     for (auto* buffer : {&newton_matrix, &gram, &factor, &newton_matrix_full, &factor_inverse}) grow(*buffer, d * d);

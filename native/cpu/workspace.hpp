@@ -20,6 +20,9 @@ public:
     std::vector<T> unit_weights;      // all ones when sample_weight is absent
     std::vector<T> residual;          // r = y - Z theta
     std::vector<T> candidate_residual;
+    // Fast LAMM: the second trial of a pair (its residual, n; its change and
+    // candidate, 2 d).
+    std::vector<T> pair_residual, pair_change;
     std::vector<T> design_step;       // Z step, for O(n) backtracking
     std::vector<T> weighted_score;    // w * score(r)
     // Fast path: w * kappa(r) at the current residual, and the weights the

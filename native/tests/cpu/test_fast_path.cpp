@@ -125,6 +125,52 @@ TYPED_TEST(FastGram, IncrementalUpdatesEqualAFullRecomputeWithinRounding) {
     }
 }
 
+// LAMM with its expected-rejected first trials paired with the next ones
+// (one pass for both) ends bit for bit where LAMM one trial per pass ends.
+TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
+    using T = TypeParam;
+    for (int threads : {1, 2}) {
+        GramFixture<T> f(4096, 16, threads);
+        std::mt19937_64 rng(21);
+        std::normal_distribution<double> normal;
+        for (std::int64_t i = 0; i < f.n; ++i) {
+            double value = 0.3;
+            for (std::int64_t j = 0; j < f.p; ++j) value += (j % 3 == 0 ? 1.0 : 0.0) * double(f.X[i * f.p + j]);
+            f.y[i] = T(value + 0.2 * normal(rng) + (i % 50 == 0 ? 8.0 * normal(rng) : 0.0));
+        }
+        f.ws.reserve_panels(f.n, f.p);
+        cpu::fast::narrow_build_panels(f.n, f.p, f.X.data(), f.ws.narrow_panels.data());
+        std::vector<T> theta_prev(f.d, T(0)), information(f.d * f.d, T(0)), direction(f.d, T(0)), mask(f.d, T(1));
+        mask[f.p] = T(0);
+        auto& P = f.problem;
+        P.panels = f.ws.narrow_panels.data();
+        P.panel_columns = cpu::fast::narrow_panel_columns(f.p);
+        P.theta_prev = theta_prev.data();
+        P.information_prev = information.data();
+        P.history_direction = direction.data();
+        P.weight_sum = double(f.n);
+        P.tau = T(1.345);
+        P.bandwidth = T(0.5);
+        const double lambda = 0.05;
+        std::vector<T> theta[2];
+        int iterations[2] = {0, 0};
+        for (bool pair : {true, false}) {
+            P.pair_trials = pair;
+            P.paired_trials = 0;
+            const auto result = cpu::fast::lamm(P, mask.data(), lambda, 200, 1e-6);
+            EXPECT_TRUE(result.converged);
+            theta[pair] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
+            iterations[pair] = result.iterations;
+            if (pair)
+                EXPECT_GT(P.paired_trials, 0) << "no pair was evaluated, threads " << threads;
+            else
+                EXPECT_EQ(P.paired_trials, 0);
+        }
+        EXPECT_EQ(iterations[0], iterations[1]) << "threads " << threads;
+        EXPECT_EQ(theta[0], theta[1]) << "threads " << threads;
+    }
+}
+
 // A line-search batch sums every step's losses exactly as a single step's
 // pass does (so batching the halvings cannot change which t is taken), and
 // both match the direct sum.

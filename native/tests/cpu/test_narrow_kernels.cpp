@@ -223,6 +223,38 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
             }
 }
 
+// A pair of trials in one pass gives each trial bit for bit what a pass of
+// its own gives (so pairing cannot change a LAMM decision).
+TYPED_TEST(NarrowKernels, PairTrialPassEqualsTwoSingleTrialsBitForBit) {
+    using T = TypeParam;
+    const T tau = T(1.345), b_first = T(0.3), b_second = T(-0.1);
+    for (std::int64_t p : widths<T>())
+        for (std::int64_t n : kRowCounts) {
+            Rows<T> rows(n, p, static_cast<unsigned>(13 * p + n));
+            const auto panels = rows.panels();
+            std::vector<T> second_change(p);
+            for (std::int64_t j = 0; j < p; ++j) second_change[j] = T(0.5) * rows.v[j] - T(0.01) * T(j);
+            std::vector<T> r_first(n), r_second(n), single_first(n), single_second(n), product(p, T(-7)),
+                single_product(p, T(-7));
+            cpu::fast::TrialSums first_sums;
+            const auto second_sums = cpu::fast::narrow_pair_trial_pass(
+                n, p, panels.data(), rows.v.data(), b_first, second_change.data(), b_second, rows.r.data(),
+                rows.w.data(), tau, r_first.data(), r_second.data(), product.data(), &first_sums);
+            const auto single_first_sums = cpu::fast::narrow_trial_pass(
+                n, p, panels.data(), rows.v.data(), b_first, rows.r.data(), rows.w.data(), tau, single_first.data(),
+                static_cast<T*>(nullptr));
+            const auto single_second_sums = cpu::fast::narrow_trial_pass(
+                n, p, panels.data(), second_change.data(), b_second, rows.r.data(), rows.w.data(), tau,
+                single_second.data(), single_product.data());
+            ASSERT_EQ(r_first, single_first) << "p=" << p << " n=" << n;
+            ASSERT_EQ(r_second, single_second) << "p=" << p << " n=" << n;
+            ASSERT_EQ(product, single_product) << "p=" << p << " n=" << n;
+            EXPECT_EQ(first_sums.loss, single_first_sums.loss) << "p=" << p << " n=" << n;
+            EXPECT_EQ(second_sums.loss, single_second_sums.loss) << "p=" << p << " n=" << n;
+            EXPECT_EQ(second_sums.score_sum, single_second_sums.score_sum) << "p=" << p << " n=" << n;
+        }
+}
+
 // What the scoring passes write at residuals r: s = w clip(r), c = w kappa
 // (unless c was not asked for: still the sentinel), and their sums and
 // counts, the changed rows against c_gram exactly.
