@@ -158,13 +158,21 @@ void narrow_gram(benchmark::State& state) {
 // One LAMM trial over the narrow panels (cpu/narrow_passes.hpp), with the
 // speculative X' s (range 2 = 1) or without it (0): the pass that dominates
 // the latency class's "l1" update.
+// The column panels of a benchmark problem's X.
 template <class T>
-void narrow_trial_pass(benchmark::State& state) {
-    Problem<T> p(state.range(0), state.range(1));
+std::vector<T> panels_of(const Problem<T>& p) {
     const std::int64_t features = p.d - 1;
     const std::vector<T> X = p.features_only();
     std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
     rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
+    return panels;
+}
+
+template <class T>
+void narrow_trial_pass(benchmark::State& state) {
+    Problem<T> p(state.range(0), state.range(1));
+    const std::int64_t features = p.d - 1;
+    const std::vector<T> panels = panels_of(p);
     std::vector<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
     T* out = state.range(2) != 0 ? product.data() : nullptr;
     for (auto _ : state) {
@@ -180,9 +188,7 @@ template <class T>
 void narrow_pair_trial_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> X = p.features_only();
-    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
-    rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
+    const std::vector<T> panels = panels_of(p);
     std::vector<T> first(p.d, T(0.01)), second(p.d, T(0.005)), r_first(p.n), r_second(p.n), product(p.d);
     rh::cpu::fast::TrialSums first_sums;
     for (auto _ : state) {
