@@ -223,16 +223,16 @@ ScoreSums scores(const Problem<T>& P, const T* r, bool with_curvature) {
     return total;
 }
 
-// sum_i w_i loss(r_i + t dz_i), row-parallel for long batches.
+// sum_i w_i loss(r_i), row-parallel for long batches.
 template <class T>
-double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
+double data_loss(const Problem<T>& P, const T* r) {
     const int parts = row_parts(P);
-    if (parts == 1) return loss_sum(P.rows, r, dz, t, P.w, P.tau);
+    if (parts == 1) return loss_sum(P.rows, r, static_cast<const T*>(nullptr), T(0), P.w, P.tau);
     double partial[kMaxParts];
     auto task = [&](int part) {
         std::int64_t begin, end;
         row_range(part, parts, P.rows, begin, end);
-        partial[part] = loss_sum(end - begin, r + begin, dz ? dz + begin : nullptr, t, P.w + begin, P.tau);
+        partial[part] = loss_sum(end - begin, r + begin, static_cast<const T*>(nullptr), T(0), P.w + begin, P.tau);
     };
     run_parts(P, parts, task);
     double total = 0.0;
@@ -240,8 +240,9 @@ double data_loss(const Problem<T>& P, const T* r, const T* dz, T t) {
     return total;
 }
 
-// data_loss at `count` (1..kStepBatch) steps t[k] in one pass: out[k] is
-// bit for bit data_loss(P, r, dz, t[k]).
+// sum_i w_i loss(r_i + t[k] dz_i) at `count` (1..kStepBatch) steps in one
+// pass: each out[k] is bit for bit what the same call with t[k] alone gives
+// (loss_sums), the parts' sums added in part order.
 template <class T>
 void data_losses(const Problem<T>& P, const T* r, const T* dz, const T* t, int count, double* out) {
     const int parts = row_parts(P);
@@ -322,7 +323,7 @@ double memory_value(const Problem<T>& P, const T* theta) {
 
 template <class T>
 double objective_value(const Problem<T>& P, const T* theta, const T* r) {
-    return data_loss<T>(P, r, nullptr, T(0)) / P.weight_sum + memory_value(P, theta);
+    return data_loss(P, r) / P.weight_sum + memory_value(P, theta);
 }
 
 // grad f at theta from out[:p] = X' s and score_sum = sum s (s = w score(r)):
@@ -472,7 +473,7 @@ bool advance_residual_scored(const Problem<T>& P, T t, const T* dz, T* r, ScoreS
 // ws.curvature), their sums, and X' s (GEMV' of the same cache-resident
 // rows) into ws.trial_products. Then neither the next gradient nor the
 // next Gram needs a pass of its own. Narrow rows also give the line
-// search's loss at t = 1, bit for bit data_loss(P, r, dz, 1).
+// search's loss at t = 1, bit for bit data_losses at t = 1.
 struct StepSums : ScoreSums {
     bool has_full_step_loss = false;
     double full_step_loss = 0.0;
@@ -518,7 +519,7 @@ StepSums fused_step_product(const Problem<T>& P, const T* step, const T* r, T* d
     sum_trial_products(P, parts);
     StepSums total;
     for (int k = 0; k < parts; ++k) total += partial[k];
-    if (narrow) {  // the parts' losses added as data_loss adds them
+    if (narrow) {  // the parts' losses added as data_losses adds them
         total.has_full_step_loss = true;
         for (int k = 0; k < parts; ++k) total.full_step_loss += losses[k];
     }
