@@ -15,15 +15,21 @@
 #include "cpu/fast_kernels.hpp"
 #include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
+#include "cpu/staggered_allocator.hpp"
 #include "cpu/surrogate_objective.hpp"
 #include "cpu/thread_policy.hpp"
 
 namespace {
 
+// Buffers as the engine's workspace allocates them (on cache lines, at
+// staggered page offsets), so kernel timings match the update's.
+template <class T>
+using Buffer = rh::cpu::StaggeredVector<T>;
+
 template <class T>
 struct Problem {
     std::int64_t n, d;
-    std::vector<T> Z, y, w, r, theta, J, s, out, gram, weighted;
+    Buffer<T> Z, y, w, r, theta, J, s, out, gram, weighted;
     rh::cpu::Workspace<T> workspace;
     rh::cpu::SurrogateObjective<T> objective;
 
@@ -63,9 +69,9 @@ struct Problem {
     }
 
     // X (n x p, row-major): Z without its intercept column.
-    std::vector<T> features_only() const {
+    Buffer<T> features_only() const {
         const std::int64_t p = d - 1;
-        std::vector<T> X(n * p);
+        Buffer<T> X(n * p);
         for (std::int64_t i = 0; i < n; ++i)
             for (std::int64_t j = 0; j < p; ++j) X[i * p + j] = Z[i * d + j];
         return X;
@@ -129,8 +135,8 @@ template <class T>
 void fast_gram_full(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> X = p.features_only();
-    std::vector<T> c(p.n, T(1));
+    const Buffer<T> X = p.features_only();
+    Buffer<T> c(p.n, T(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
     rh::cpu::ThreadPolicy::Scope scope(policy);
     for (auto _ : state) {
@@ -145,9 +151,9 @@ template <class T>
 void narrow_gram(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> X = p.features_only();
-    std::vector<T> c(p.n, T(1));
-    std::vector<T> scratch(rh::cpu::fast::narrow_gram_scratch_size(features));
+    const Buffer<T> X = p.features_only();
+    Buffer<T> c(p.n, T(1));
+    Buffer<T> scratch(rh::cpu::fast::narrow_gram_scratch_size(features));
     for (auto _ : state) {
         rh::cpu::fast::narrow_gram_accumulate(p.n, features, true, X.data(), c.data(), T(1), p.gram.data(),
                                               scratch.data());
@@ -160,10 +166,10 @@ void narrow_gram(benchmark::State& state) {
 // the latency class's "l1" update.
 // The column panels of a benchmark problem's X.
 template <class T>
-std::vector<T> panels_of(const Problem<T>& p) {
+Buffer<T> panels_of(const Problem<T>& p) {
     const std::int64_t features = p.d - 1;
-    const std::vector<T> X = p.features_only();
-    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
+    const Buffer<T> X = p.features_only();
+    Buffer<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
     rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
     return panels;
 }
@@ -172,8 +178,8 @@ template <class T>
 void narrow_trial_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> panels = panels_of(p);
-    std::vector<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
+    const Buffer<T> panels = panels_of(p);
+    Buffer<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
     T* out = state.range(2) != 0 ? product.data() : nullptr;
     for (auto _ : state) {
         auto sums = rh::cpu::fast::narrow_trial_pass(p.n, features, panels.data(), change.data(), T(0.01), p.r.data(),
@@ -188,8 +194,8 @@ template <class T>
 void narrow_pair_trial_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> panels = panels_of(p);
-    std::vector<T> first(p.d, T(0.01)), second(p.d, T(0.005)), r_first(p.n), r_second(p.n), product(p.d);
+    const Buffer<T> panels = panels_of(p);
+    Buffer<T> first(p.d, T(0.01)), second(p.d, T(0.005)), r_first(p.n), r_second(p.n), product(p.d);
     rh::cpu::fast::TrialSums first_sums;
     for (auto _ : state) {
         auto sums = rh::cpu::fast::narrow_pair_trial_pass(p.n, features, panels.data(), first.data(), T(0.01),
@@ -206,8 +212,8 @@ template <class T>
 void narrow_build_panels(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features, T(0.5));
-    std::vector<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
+    Buffer<T> X(p.n * features, T(0.5));
+    Buffer<T> panels(rh::cpu::fast::narrow_panel_size<T>(p.n, features));
     for (auto _ : state) {
         rh::cpu::fast::narrow_build_panels(p.n, features, X.data(), panels.data());
         benchmark::DoNotOptimize(panels.data());
@@ -232,7 +238,7 @@ void fast_matvec(benchmark::State& state) {
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
     rh::cpu::ThreadPolicy::Scope scope(policy);
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features, T(0.5));
+    Buffer<T> X(p.n * features, T(0.5));
     for (auto _ : state) {
         rh::cpu::blas::matvec(p.n, features, X.data(), p.theta.data(), p.out.data());
         benchmark::DoNotOptimize(p.out.data());
@@ -245,7 +251,7 @@ void fast_matvec_transposed(benchmark::State& state) {
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
     rh::cpu::ThreadPolicy::Scope scope(policy);
     const std::int64_t features = p.d - 1;
-    std::vector<T> X(p.n * features, T(0.5));
+    Buffer<T> X(p.n * features, T(0.5));
     for (auto _ : state) {
         rh::cpu::blas::matvec_transposed(p.n, features, X.data(), p.y.data(), p.out.data());
         benchmark::DoNotOptimize(p.out.data());
@@ -255,7 +261,7 @@ void fast_matvec_transposed(benchmark::State& state) {
 template <class T>
 void fast_score_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
-    std::vector<T> s(p.n), c(p.n), c_gram(p.n, T(1));
+    Buffer<T> s(p.n), c(p.n), c_gram(p.n, T(1));
     for (auto _ : state) {
         auto sums = rh::cpu::fast::score_pass<T>(p.n, p.y.data(), p.w.data(), T(1.345), T(0.01), s.data(), c.data(),
                                                  c_gram.data());
@@ -275,8 +281,8 @@ template <class T>
 void whole_update(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     const std::int64_t features = p.d - 1;
-    const std::vector<T> X = p.features_only();
-    std::vector<T> y(p.n);
+    const Buffer<T> X = p.features_only();
+    Buffer<T> y(p.n);
     for (std::int64_t i = 0; i < p.n; ++i) {
         T fitted = 0;
         for (std::int64_t j = 0; j < features; ++j) fitted += X[i * features + j] * T(0.1 * (j % 7));
@@ -285,7 +291,7 @@ void whole_update(benchmark::State& state) {
     rh::cpu::Engine<T> engine(static_cast<int>(state.range(4)), static_cast<rh::cpu::KernelChoice>(state.range(3)));
     rh::core::SolverConfig config;
     config.penalty = state.range(2) ? rh::core::Penalty::l1 : rh::core::Penalty::none;
-    std::vector<T> coef(p.d, T(0)), info(p.d * p.d, T(0)), coef_out(p.d), info_out(p.d * p.d);
+    Buffer<T> coef(p.d, T(0)), info(p.d * p.d, T(0)), coef_out(p.d), info_out(p.d * p.d);
     rh::core::StateView<T> view{coef.data(), info.data(), {features, true, 0, 0, 0.0, 0.0}};
     rh::core::BatchView<T> batch{X.data(), y.data(), nullptr, p.n, features};
     rh::core::StateOutput<T> next{coef_out.data(), info_out.data(), {}};

@@ -8,28 +8,31 @@
 #include <vector>
 
 #include "cpu/blas_provider.hpp"
+#include "cpu/staggered_allocator.hpp"
 
 namespace rh::cpu {
 
 template <class T>
 class Workspace {
 public:
-    // Row-sized buffers (n) and design-sized buffers (n x d).
-    std::vector<T> design;            // Z = [X, 1] when fitting an intercept
-    std::vector<T> weighted_design;   // Z * (w kappa(r)), row-scaled design for the Gram
-    std::vector<T> unit_weights;      // all ones when sample_weight is absent
-    std::vector<T> residual;          // r = y - Z theta
-    std::vector<T> candidate_residual;
+    // Row-sized buffers (n) and design-sized buffers (n x d), staggered
+    // (staggered_allocator.hpp).
+    StaggeredVector<T> design;            // Z = [X, 1] when fitting an intercept
+    StaggeredVector<T> weighted_design;   // Z * (w kappa(r)), row-scaled design for the Gram
+    StaggeredVector<T> unit_weights;      // all ones when sample_weight is absent
+    StaggeredVector<T> residual;          // r = y - Z theta
+    StaggeredVector<T> candidate_residual;
     // Fast LAMM: the second trial of a pair (its residual, n; its change and
     // candidate, 2 d).
-    std::vector<T> pair_residual, pair_change;
-    std::vector<T> design_step;       // Z step, for O(n) backtracking
-    std::vector<T> weighted_score;    // w * score(r)
+    StaggeredVector<T> pair_residual;
+    std::vector<T> pair_change;
+    StaggeredVector<T> design_step;       // Z step, for O(n) backtracking
+    StaggeredVector<T> weighted_score;    // w * score(r)
     // Fast path: w * kappa(r) at the current residual, and the weights the
     // Gram in `gram` currently represents (its incremental updates add
     // only the rows where the two differ). `weighted_design` doubles as the
     // gather buffer of those updates.
-    std::vector<T> curvature, gram_curvature;
+    StaggeredVector<T> curvature, gram_curvature;
     // Parameter-sized buffers (d) and matrices (d x d).
     std::vector<T> theta, candidate, step, gradient, shift, scratch, history_direction, penalty_mask;
     std::vector<T> newton_matrix, gram, factor, newton_matrix_full, factor_inverse;
@@ -39,7 +42,7 @@ public:
     // trial (threads x p), so that an accepted trial's gradient costs no pass.
     std::vector<T> trial_products;
     // Fast path, narrow rows: column panels of the batch (narrow_passes.hpp).
-    std::vector<T> narrow_panels;
+    StaggeredVector<T> narrow_panels;
     // Fast path: the narrow Gram kernel's scratch, one per thread (narrow_gram.hpp).
     std::vector<T> gram_scratch;
     std::vector<blas::index_t> pivots, least_squares_iwork;

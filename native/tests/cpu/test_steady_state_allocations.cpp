@@ -21,6 +21,16 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The aligned forms too: the engine's row buffers come from them
+// (cpu/staggered_allocator.hpp).
+void* operator new(std::size_t size, std::align_val_t alignment) {
+    ++allocations;
+    const std::size_t align = static_cast<std::size_t>(alignment);
+    if (void* p = std::aligned_alloc(align, (size + align - 1) / align * align)) return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 using namespace rh;
 
