@@ -8,6 +8,7 @@
 #include "core/schedules.hpp"
 #include "core/status.hpp"
 #include "cpu/damped_newton.hpp"
+#include "cpu/fast_lamm.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/lamm.hpp"
 #include "cpu/narrow_passes.hpp"
@@ -99,6 +100,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     }
     ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
     if (narrow) ws.reserve_panels(n, p);
+    if (narrow && config.penalty == core::Penalty::l1) ws.reserve_local_model(n, d);
     core::check_batch_values(batch, [&] {
         return scan_rows(threads, batch.X, n, p, narrow ? ws.narrow_panels.data() : nullptr);
     });
@@ -156,7 +158,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         fast::Gram<T> gram(problem);
         SolverResult result;
         if (config.penalty == core::Penalty::l1) {
-            result = fast::lamm(problem, mask, lambda, config.max_iter, config.tol);
+            result = fast::lamm(problem, gram, mask, lambda, config.max_iter, config.tol);
             double l1_norm = 0.0;
             for (std::int64_t j = 0; j < d; ++j) l1_norm += std::fabs(static_cast<double>(ws.theta[j])) * mask[j];
             diagnostics.objective = result.objective + lambda * l1_norm;

@@ -44,7 +44,6 @@
 #include "core/diagnostics.hpp"
 #include "cpu/blas_provider.hpp"
 #include "cpu/fast_kernels.hpp"
-#include "cpu/lamm.hpp"
 #include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
 #include "cpu/solve_ladder.hpp"
@@ -94,6 +93,11 @@ struct Problem {
     // bit for bit the same either way: tests switch it off to compare).
     bool pair_trials = true;
     mutable int paired_trials = 0;  // pairs evaluated
+    // LAMM: evaluate trials near an accepted point from a local Huber model
+    // (narrow rows; local_huber_model.hpp; tests switch it off to compare).
+    bool local_models = true;
+    mutable int local_model_builds = 0;
+    mutable int local_trials = 0;  // trials the model evaluated
     // Whether ws.weighted_score, ws.curvature and current_scores hold the
     // score pass of ws.residual (Newton's accepted full step computed them).
     mutable bool scores_current = false;
@@ -650,6 +654,14 @@ public:
 
     bool valid() const noexcept { return valid_; }
 
+    // A full recompute for the weights a caller put in ws.gram_curvature,
+    // which become the Gram's weights (LocalHuberModel).
+    void recompute_for_gram_curvature() {
+        recompute(P_.ws->gram_curvature.data());
+        valid_ = true;
+        incremental_in_a_row_ = 0;
+    }
+
     // Full recompute: every row with c > 0, scaled by sqrt(c), one SYRK.
     void recompute(const T* c) {
         Workspace<T>& ws = *P_.ws;
@@ -897,98 +909,6 @@ SolverResult damped_newton(const Problem<T>& P, Gram<T>& gram, int max_iter, dou
         if (change <= tol * (1.0 + euclidean_norm(d, theta))) return {iteration, true, value};
     }
     return {max_iter, false, value};
-}
-
-// The fast path's arithmetic for the shared LAMM iterations (lamm.hpp). A
-// majorization trial is one fused pass over X (fused_trial): its residual,
-// loss and, speculatively, its X' s. Trials are accepted far more often
-// than not, and an accepted trial's residual becomes the next iteration's,
-// whose gradient then reuses that X' s: one pass over X per iteration
-// instead of two (a GEMV for the trial and a GEMV' for the gradient).
-//
-// A trial's X' s is wasted when the trial is rejected. LAMM restarts every
-// iteration at half the last accepted phi, and when the last iteration had
-// to raise phi that first trial is usually rejected again; it is then run
-// without the speculative product (a correct guess saves the accumulation,
-// a wrong one costs the accepted point's gradient a pass of its own).
-template <class T>
-struct FastLammEvaluator {
-    const Problem<T>& P;
-    // The residual buffer whose X' s and score sum ws.trial_products holds.
-    const T* trial_residual = nullptr;
-    double trial_score_sum = 0.0;
-    int trials_this_iteration = 0;
-    int trials_last_iteration = 0;
-
-    double start(const T* theta, T* r) {
-        if (const StartPass pass = start_residual(P, theta, r, false); pass.scored) {  // X' s(r) came with it
-            trial_residual = r;
-            trial_score_sum = pass.sums.score_sum;
-        } else {
-            trial_residual = nullptr;
-        }
-        return objective_value(P, theta, r);
-    }
-    void gradient(const T* theta, const T* r, T* g) {
-        trials_last_iteration = trials_this_iteration;
-        trials_this_iteration = 0;
-        if (r == trial_residual) {
-            std::copy(P.ws->trial_products.data(), P.ws->trial_products.data() + P.features, g);
-            finish_gradient(P, theta, trial_score_sum, g);
-            return;
-        }
-        const ScoreSums sums = scores(P, r, false);
-        fast::gradient(P, theta, P.ws->weighted_score.data(), sums.score_sum, g);
-    }
-    double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
-    double norm(const T* x) const { return euclidean_norm(P.d, x); }
-    // The first trial of an iteration that is expected to be rejected (the
-    // last iteration had to raise phi) is paired with the next one: one
-    // pass evaluates both, and the second's result waits here until
-    // lamm_iterations asks for it (its change is recognized bit for bit).
-    bool pair_requested = false;
-    bool pair_ready = false;
-    TrialSums pair_sums{};
-
-    T* pair_buffer() {
-        pair_ready = false;
-        pair_requested = P.pair_trials && P.features <= narrow_pass_max_features<T> && trials_this_iteration == 0 &&
-                         trials_last_iteration > 1;
-        return pair_requested ? P.ws->pair_change.data() : nullptr;
-    }
-    double candidate_value(const T* candidate, const T* change, const T* r, T* candidate_residual) {
-        Workspace<T>& ws = *P.ws;
-        ++trials_this_iteration;
-        if (pair_ready && std::equal(change, change + P.d, ws.pair_change.data())) {  // the pair's second trial
-            pair_ready = false;
-            std::swap(ws.candidate_residual, ws.pair_residual);  // its residual is now the candidate's
-            trial_residual = ws.candidate_residual.data();
-            trial_score_sum = pair_sums.score_sum;
-            return pair_sums.loss / P.weight_sum + memory_value(P, candidate);
-        }
-        pair_ready = false;
-        if (pair_requested) {  // this trial without X' s, the next one with it
-            pair_requested = false;
-            double first_loss = 0.0;
-            pair_sums = fused_pair_trial(P, change, ws.pair_change.data(), r, candidate_residual,
-                                         ws.pair_residual.data(), &first_loss);
-            pair_ready = true;
-            ++P.paired_trials;
-            trial_residual = nullptr;
-            return first_loss / P.weight_sum + memory_value(P, candidate);
-        }
-        const bool speculate = trials_this_iteration > 1 || trials_last_iteration <= 1;
-        const TrialSums sums = fused_trial(P, change, r, candidate_residual, speculate);
-        trial_residual = speculate ? candidate_residual : nullptr;
-        trial_score_sum = sums.score_sum;
-        return sums.loss / P.weight_sum + memory_value(P, candidate);
-    }
-};
-
-template <class T>
-SolverResult lamm(const Problem<T>& P, const T* penalty_mask, double lambda_value, int max_iter, double tol) {
-    FastLammEvaluator<T> evaluator{P};
-    return lamm_iterations(evaluator, *P.ws, P.d, P.theta_prev, penalty_mask, lambda_value, max_iter, tol);
 }
 
 // The closing information update of the fast path: ws.gram is brought to

@@ -1,6 +1,7 @@
 #include "cpu/narrow_passes.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -18,6 +19,11 @@ namespace rh::cpu::fast {
 template <class T>
 bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels) {
     RH_BY_LEVEL(build_panels, n, p, X, panels)
+}
+
+template <class T>
+void narrow_row_norms(std::int64_t n, std::int64_t p, const T* panels, bool intercept, T* out) {
+    RH_BY_LEVEL(row_norms, n, p, panels, intercept, out)
 }
 
 template <class T>
@@ -70,6 +76,8 @@ template TrialSums narrow_pair_trial_pass<float>(std::int64_t, std::int64_t, con
 template TrialSums narrow_pair_trial_pass<double>(std::int64_t, std::int64_t, const double*, const double*, double,
                                                   const double*, double, const double*, const double*, double,
                                                   double*, double*, double*, TrialSums*);
+template void narrow_row_norms<float>(std::int64_t, std::int64_t, const float*, bool, float*);
+template void narrow_row_norms<double>(std::int64_t, std::int64_t, const double*, bool, double*);
 template bool narrow_build_panels<float>(std::int64_t, std::int64_t, const float*, float*);
 template bool narrow_build_panels<double>(std::int64_t, std::int64_t, const double*, double*);
 template ScoreSums narrow_step_pass<float>(std::int64_t, std::int64_t, const float*, const float*, float,

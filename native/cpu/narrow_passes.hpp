@@ -45,6 +45,10 @@ bool narrow_build_panels(std::int64_t n, std::int64_t p, const T* X, T* panels);
 
 // Below, `panels` are the panels of the n rows a pass covers.
 
+// out_i = ||z_i||, z_i = (x_i, 1) with an intercept, x_i without.
+template <class T>
+void narrow_row_norms(std::int64_t n, std::int64_t p, const T* panels, bool intercept, T* out);
+
 // Newton's full step over rows [0, n): dz_i = x_i . step[:p] + b, then at
 // r_next_i = r_i + dz_i what full_step_rows (fast_kernels.hpp) computes
 // (s, c = w kappa against c_gram, their sums);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cpu/local_model_kernels.hpp"
 #include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
 
@@ -46,6 +47,21 @@ void Workspace<T>::reserve(std::int64_t rows, std::int64_t d, bool needs_design_
 template <class T>
 void Workspace<T>::reserve_panels(std::int64_t rows, std::int64_t features) {
     grow(narrow_panels, fast::narrow_panel_size<T>(rows, features));
+}
+
+template <class T>
+void Workspace<T>::reserve_local_model(std::int64_t rows, std::int64_t d) {
+    const std::int64_t stride = fast::local_column_stride(fast::local_uncertain_limit(rows));
+    grow(row_norms, rows);
+    grow(anchor_residual, rows);
+    grow(local_columns, fast::local_padded_columns(d) * stride);
+    grow(local_residual, stride);
+    grow(local_weight, stride);
+    grow(local_index, rows);
+    grow(anchor_theta, d);
+    grow(local_change, d);
+    for (auto* buffer : {&local_delta, &local_scores, &local_total}) grow(*buffer, d);
+    grow(local_gram, d * d);
 }
 
 template class Workspace<float>;

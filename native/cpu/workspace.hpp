@@ -43,6 +43,16 @@ public:
     std::vector<T> trial_products;
     // Fast path, narrow rows: column panels of the batch (narrow_passes.hpp).
     StaggeredVector<T> narrow_panels;
+    // Fast LAMM's local Huber model (local_huber_model.hpp), narrow rows:
+    // ||z_i|| and the anchor's residual (n each); the uncertain rows'
+    // columns, residuals and weights (local_model_kernels.hpp's layout) and
+    // a row index (n); the anchor and a change from it (d); in double, the
+    // step from it, the certain rows' scores, a scores total (d) and their
+    // Gram (d x d).
+    StaggeredVector<T> row_norms, anchor_residual, local_columns, local_residual, local_weight;
+    std::vector<std::int64_t> local_index;
+    std::vector<T> anchor_theta, local_change;
+    std::vector<double> local_delta, local_scores, local_total, local_gram;
     // Fast path: the narrow Gram kernel's scratch, one per thread (narrow_gram.hpp).
     std::vector<T> gram_scratch;
     std::vector<blas::index_t> pivots, least_squares_iwork;
@@ -55,6 +65,9 @@ public:
 
     // Room for the narrow passes' panels of rows x features.
     void reserve_panels(std::int64_t rows, std::int64_t features);
+
+    // Room for fast LAMM's local Huber model (narrow rows, penalty l1).
+    void reserve_local_model(std::int64_t rows, std::int64_t parameters);
 
     std::int64_t allocation_events() const noexcept { return allocation_events_; }
 

@@ -15,6 +15,7 @@
 
 #include "core/diagnostics.hpp"
 #include "cpu/engine.hpp"
+#include "cpu/fast_lamm.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/kernel_choice.hpp"
 #include "cpu/worker_pool.hpp"
@@ -125,12 +126,15 @@ TYPED_TEST(FastGram, IncrementalUpdatesEqualAFullRecomputeWithinRounding) {
     }
 }
 
-// LAMM with its expected-rejected first trials paired with the next ones
-// (one pass for both) ends bit for bit where LAMM one trial per pass ends.
-TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
-    using T = TypeParam;
-    for (int threads : {1, 2}) {
-        GramFixture<T> f(4096, 16, threads);
+// A LAMM problem on a GramFixture's rows: y from a sparse linear model with
+// noise and outliers, panels built, empty memory.
+template <class T>
+struct LammFixture {
+    std::vector<T> theta_prev, information, direction, mask;
+    double lambda = 0.05;
+
+    explicit LammFixture(GramFixture<T>& f)
+        : theta_prev(f.d, T(0)), information(f.d * f.d, T(0)), direction(f.d, T(0)), mask(f.d, T(1)) {
         std::mt19937_64 rng(21);
         std::normal_distribution<double> normal;
         for (std::int64_t i = 0; i < f.n; ++i) {
@@ -138,10 +142,10 @@ TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
             for (std::int64_t j = 0; j < f.p; ++j) value += (j % 3 == 0 ? 1.0 : 0.0) * double(f.X[i * f.p + j]);
             f.y[i] = T(value + 0.2 * normal(rng) + (i % 50 == 0 ? 8.0 * normal(rng) : 0.0));
         }
-        f.ws.reserve_panels(f.n, f.p);
-        cpu::fast::narrow_build_panels(f.n, f.p, f.X.data(), f.ws.narrow_panels.data());
-        std::vector<T> theta_prev(f.d, T(0)), information(f.d * f.d, T(0)), direction(f.d, T(0)), mask(f.d, T(1));
         mask[f.p] = T(0);
+        f.ws.reserve_panels(f.n, f.p);
+        f.ws.reserve_local_model(f.n, f.d);
+        cpu::fast::narrow_build_panels(f.n, f.p, f.X.data(), f.ws.narrow_panels.data());
         auto& P = f.problem;
         P.panels = f.ws.narrow_panels.data();
         P.panel_columns = cpu::fast::narrow_panel_columns(f.p);
@@ -151,13 +155,46 @@ TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
         P.weight_sum = double(f.n);
         P.tau = T(1.345);
         P.bandwidth = T(0.5);
-        const double lambda = 0.05;
+    }
+};
+
+// The residual, loss, X' s and score sum at theta, directly in double.
+template <class T>
+void direct(const GramFixture<T>& f, const std::vector<T>& theta, std::vector<T>& r, double* loss,
+            std::vector<T>& product, double* score_sum) {
+    const double tau = double(f.problem.tau);
+    std::vector<double> sums(f.p, 0.0);
+    *loss = 0.0;
+    *score_sum = 0.0;
+    for (std::int64_t i = 0; i < f.n; ++i) {
+        double fitted = double(theta[f.p]);
+        for (std::int64_t j = 0; j < f.p; ++j) fitted += double(f.X[i * f.p + j]) * double(theta[j]);
+        const double ri = double(f.y[i]) - fitted, a = std::fabs(ri);
+        r[i] = T(ri);
+        *loss += a <= tau ? 0.5 * ri * ri : tau * a - 0.5 * tau * tau;
+        const double s = std::max(-tau, std::min(tau, ri));
+        *score_sum += s;
+        for (std::int64_t j = 0; j < f.p; ++j) sums[j] += s * double(f.X[i * f.p + j]);
+    }
+    for (std::int64_t j = 0; j < f.p; ++j) product[j] = T(sums[j]);
+}
+
+// LAMM with its expected-rejected first trials paired with the next ones
+// (one pass for both) ends bit for bit where LAMM one trial per pass ends.
+TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
+    using T = TypeParam;
+    for (int threads : {1, 2}) {
+        GramFixture<T> f(4096, 16, threads);
+        LammFixture<T> l(f);
+        auto& P = f.problem;
+        P.local_models = false;  // every trial by a pass, paired or not
         std::vector<T> theta[2];
         int iterations[2] = {0, 0};
         for (bool pair : {true, false}) {
             P.pair_trials = pair;
             P.paired_trials = 0;
-            const auto result = cpu::fast::lamm(P, mask.data(), lambda, 200, 1e-6);
+            cpu::fast::Gram<T> gram(P);
+            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6);
             EXPECT_TRUE(result.converged);
             theta[pair] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
             iterations[pair] = result.iterations;
@@ -169,6 +206,91 @@ TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
         EXPECT_EQ(iterations[0], iterations[1]) << "threads " << threads;
         EXPECT_EQ(theta[0], theta[1]) << "threads " << threads;
     }
+}
+
+// Trials inside a local Huber model's ball give what passes give: the same
+// solution within rounding, with most trials from the model.
+TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
+    using T = TypeParam;
+    // Both stop within tol = 1e-6 of their own path's limit.
+    const double tolerance = sizeof(T) == 8 ? 2e-5 : 5e-4;
+    for (int threads : {1, 2}) {
+        GramFixture<T> f(4096, 16, threads);
+        LammFixture<T> l(f);
+        auto& P = f.problem;
+        std::vector<T> theta[2], residual[2];
+        for (bool local : {false, true}) {
+            P.local_models = local;
+            P.local_trials = P.local_model_builds = 0;
+            cpu::fast::Gram<T> gram(P);
+            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6);
+            EXPECT_TRUE(result.converged);
+            theta[local] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
+            residual[local] = std::vector<T>(f.ws.residual.begin(), f.ws.residual.begin() + f.n);
+            if (local) {
+                EXPECT_GE(P.local_model_builds, 1) << "threads " << threads;
+                EXPECT_GT(P.local_trials, 5) << "threads " << threads;
+            } else {
+                EXPECT_EQ(P.local_trials, 0);
+            }
+        }
+        for (std::int64_t j = 0; j < f.d; ++j)
+            EXPECT_NEAR(double(theta[1][j]), double(theta[0][j]), tolerance * (1.0 + std::fabs(double(theta[0][j]))))
+                << "coefficient " << j << ", threads " << threads;
+        // The residual returned with a model is the exact one at its theta.
+        for (std::int64_t i = 0; i < f.n; i += 97) {
+            double fitted = double(theta[1][f.p]);
+            for (std::int64_t j = 0; j < f.p; ++j) fitted += double(f.X[i * f.p + j]) * double(theta[1][j]);
+            EXPECT_NEAR(double(residual[1][i]), double(f.y[i]) - fitted, sizeof(T) == 8 ? 1e-12 : 1e-4) << "row " << i;
+        }
+    }
+}
+
+// The model's loss and X' s at points inside its ball equal a direct pass
+// over the rows at those points (the certain rows' quadratic is exact).
+TYPED_TEST(FastGram, LocalModelEqualsADirectPass) {
+    using T = TypeParam;
+    const double tolerance = sizeof(T) == 8 ? 1e-10 : 1e-4;
+    GramFixture<T> f(4096, 16, 2);
+    LammFixture<T> l(f);
+    auto& P = f.problem;
+    std::vector<T> theta0(f.d), r0(f.n), product(f.p);
+    for (std::int64_t j = 0; j < f.d; ++j) theta0[j] = T(j % 3 == 0 ? 1.0 : 0.05 * double(j));
+    double loss0 = 0.0, score_sum0 = 0.0;
+    direct(f, theta0, r0, &loss0, product, &score_sum0);
+    cpu::fast::Gram<T> gram(P);
+    cpu::fast::LocalHuberModel<T> model(P);
+    const double step = 0.01;
+    ASSERT_TRUE(model.build(gram, theta0.data(), r0.data(), loss0, product.data(), score_sum0, step));
+    EXPECT_GT(model.uncertain_rows(), 0);
+    std::mt19937_64 rng(5);
+    std::normal_distribution<double> normal;
+    std::vector<T> theta(f.d), r(f.n), direct_product(f.p), model_product(f.p);
+    for (int trial = 0; trial < 20; ++trial) {
+        double norm = 0.0;
+        std::vector<double> u(f.d);
+        for (auto& v : u) {
+            v = normal(rng);
+            norm += v * v;
+        }
+        // Up to just inside the ball (radius kLocalRadiusSteps * step).
+        const double length = cpu::fast::kLocalRadiusSteps * step * (trial + 1) / 21.0;
+        for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + length * u[j] / std::sqrt(norm));
+        ASSERT_TRUE(model.contains(theta.data()));
+        double loss = 0.0, score_sum = 0.0, model_score_sum = 0.0;
+        direct(f, theta, r, &loss, direct_product, &score_sum);
+        const double model_loss = model.loss(theta.data());
+        model.scores(theta.data(), model_product.data(), &model_score_sum);
+        EXPECT_NEAR(model_loss, loss, tolerance * loss) << "trial " << trial;
+        const double scale = double(f.n);
+        EXPECT_NEAR(model_score_sum, score_sum, tolerance * scale) << "trial " << trial;
+        for (std::int64_t j = 0; j < f.p; ++j)
+            EXPECT_NEAR(double(model_product[j]), double(direct_product[j]), tolerance * scale)
+                << "trial " << trial << " column " << j;
+    }
+    // Outside the ball the model says so.
+    for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + cpu::fast::kLocalRadiusSteps * step);
+    EXPECT_FALSE(model.contains(theta.data()));
 }
 
 // A line-search batch sums every step's losses exactly as a single step's

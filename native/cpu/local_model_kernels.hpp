@@ -1,0 +1,61 @@
+// The O(n) and O(|U| p) kernels of fast LAMM's local Huber model
+// (local_huber_model.hpp). Defined and explicitly instantiated (float,
+// double) in local_model_kernels.cpp, once per instruction-set level
+// (core/multiversion.hpp), with FMA contraction like the other fast-path
+// kernels.
+#pragma once
+
+#include <cstdint>
+
+namespace rh::cpu::fast {
+
+// The gathered rows: column j of the m uncertain rows at columns + j *
+// stride, the columns padded with zero columns to a multiple of 4 (at most
+// kLocalMaxColumns), the rows with zero rows to a multiple of kLocalRowPad.
+inline constexpr std::int64_t kLocalRowPad = 16;
+inline constexpr std::int64_t kLocalMaxColumns = 68;  // 64 float32 features and the intercept, padded
+inline std::int64_t local_padded_columns(std::int64_t d) { return (d + 3) / 4 * 4; }
+// The most rows a local model gathers: a quarter of the batch (more
+// uncertain rows than that and a model would not pay).
+inline std::int64_t local_uncertain_limit(std::int64_t rows) { return rows / 4; }
+// A stride for up to `rows` gathered rows: whole vectors, and not a
+// multiple of 4 KiB (columns that all started at one page offset would
+// share the L1 sets).
+inline std::int64_t local_column_stride(std::int64_t rows) {
+    return (rows + kLocalRowPad - 1) / kLocalRowPad * kLocalRowPad + kLocalRowPad;
+}
+
+// How many of rows [0, n) are uncertain (below).
+template <class T>
+std::int64_t local_count_uncertain(std::int64_t n, const T* r, const T* norms, T tau, T reach);
+
+// Rows [0, n): an "uncertain" row has | |r_i| - tau | <= reach * norms_i
+// (near a corner of the loss). A certain row gets the Gram weight c_i = w_i
+// when an inlier (|r_i| < tau), 0 when an outlier; an uncertain row gets
+// c_i = 0 and its index goes to index[k] (k its rank among them). index:
+// n entries. Returns the number of uncertain rows.
+template <class T>
+std::int64_t local_classify_rows(std::int64_t n, const T* r, const T* w, const T* norms, T tau, T reach, T* c,
+                                 std::int64_t* index);
+
+// Gathers rows index[0..m) as columns[j * stride + k] = z_ij (z_i = (x_i, 1)
+// with an intercept), r0[k] = r_i and w0[k] = w_i (k from a caller's
+// offset: pointers may be advanced by it).
+template <class T>
+void local_gather_rows(std::int64_t m, std::int64_t p, const T* X, bool intercept, const T* r, const T* w,
+                       const std::int64_t* index, T* columns, std::int64_t stride, T* r0, T* w0);
+
+// Zeros past the m gathered rows (to whole vectors) and in the pad
+// columns: those lanes have t = 0 and w = 0 and add nothing.
+template <class T>
+void local_pad_rows(std::int64_t m, std::int64_t d, T* columns, std::int64_t stride, T* r0, T* w0);
+
+// The m gathered rows at a step delta (d = p + intercept entries) from the
+// point where r0 was their residual: t_k = r0_k - (z_k . delta). Returns
+// sum_k w0_k loss(t_k); with `total` non-null also total[j] =
+// sum_k z_kj w0_k score(t_k) for the d entries.
+template <class T>
+double local_rows_pass(std::int64_t m, std::int64_t p, bool intercept, const T* columns, std::int64_t stride,
+                       const T* r0, const T* w0, const T* delta, T tau, double* total);
+
+}  // namespace rh::cpu::fast
