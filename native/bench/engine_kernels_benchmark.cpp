@@ -15,6 +15,7 @@
 #include "cpu/fast_kernels.hpp"
 #include "cpu/narrow_gram.hpp"
 #include "cpu/narrow_passes.hpp"
+#include "cpu/solve_ladder.hpp"
 #include "cpu/staggered_allocator.hpp"
 #include "cpu/surrogate_objective.hpp"
 #include "cpu/thread_policy.hpp"
@@ -318,6 +319,25 @@ void thread_shapes(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
+// The Newton system's solve (symmetric ladder: Cholesky with its exact
+// reciprocal condition number up to d = 32) on a well-conditioned d x d
+// Gram-like matrix, as every Newton iteration solves it.
+template <class T>
+void newton_solve(benchmark::State& state) {
+    const std::int64_t d = state.range(0);
+    Problem<T> p(4 * d, d - 1);
+    Buffer<T> A(d * d, T(0)), b(d, T(1)), x(d);
+    for (std::int64_t i = 0; i < p.n; ++i)
+        for (std::int64_t a = 0; a < d; ++a)
+            for (std::int64_t c = a; c < d; ++c) A[a * d + c] += p.Z[i * d + a] * p.Z[i * d + c];
+    for (std::int64_t a = 0; a < d; ++a) A[a * d + a] += T(1);
+    p.workspace.reserve(p.n, d, false, false);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(rh::cpu::solve_symmetric_with_fallback(d, A.data(), b.data(), x.data(), p.workspace));
+        benchmark::DoNotOptimize(x.data());
+    }
+}
+
 BENCHMARK(weighted_gram<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_syrk<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(blas_gemm<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
@@ -347,4 +367,6 @@ BENCHMARK(fast_score_pass<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond)
 BENCHMARK(fast_loss_sum<double>)->Apply(shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(whole_update<double>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(whole_update<float>)->Apply(update_shapes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(newton_solve<double>)->Arg(17)->Arg(33)->Unit(benchmark::kMicrosecond);
+BENCHMARK(newton_solve<float>)->Arg(17)->Arg(33)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();

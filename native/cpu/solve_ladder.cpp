@@ -63,55 +63,68 @@ constexpr std::int64_t kSmallSystem = 32;
 
 // A = L L' for the full symmetric d x d matrix A (row-major); L lower
 // triangular, row-major. False when A is not positive definite in working
-// precision (a pivot <= 0 or not finite).
+// precision (a pivot <= 0 or not finite). Each entry is a dot product of
+// two contiguous rows of L, summed as a vector reduction.
 template <class T>
 bool small_cholesky(std::int64_t d, const T* A, T* L) {
     for (std::int64_t j = 0; j < d; ++j) {
-        T pivot = A[j * d + j];
-        for (std::int64_t k = 0; k < j; ++k) pivot -= L[j * d + k] * L[j * d + k];
+        const T* row_j = L + j * d;
+        T squares = T(0);
+#pragma omp simd reduction(+ : squares)
+        for (std::int64_t k = 0; k < j; ++k) squares += row_j[k] * row_j[k];
+        const T pivot = A[j * d + j] - squares;
         if (!(pivot > T(0)) || !std::isfinite(pivot)) return false;
         const T diagonal = std::sqrt(pivot);
         L[j * d + j] = diagonal;
         for (std::int64_t i = j + 1; i < d; ++i) {
-            T sum = A[i * d + j];
-            for (std::int64_t k = 0; k < j; ++k) sum -= L[i * d + k] * L[j * d + k];
-            L[i * d + j] = sum / diagonal;
+            const T* row_i = L + i * d;
+            T sum = T(0);
+#pragma omp simd reduction(+ : sum)
+            for (std::int64_t k = 0; k < j; ++k) sum += row_i[k] * row_j[k];
+            L[i * d + j] = (A[i * d + j] - sum) / diagonal;
         }
     }
     return true;
 }
 
 // The exact reciprocal 1-norm condition number 1 / (|A|_1 |A^-1|_1) from
-// A's Cholesky factor: M = L^-1, stored transposed (row a of `inverse` is
-// column a of M, so every sum below runs over contiguous memory), then
-// (A^-1)_ab = sum_k M_ka M_kb. (LAPACK's pocon estimates |A^-1|_1 from
-// below; the exact value is at most as optimistic.)
+// A's Cholesky factor: M = L^-1 row by row (row i of M is a combination of
+// the rows above it), then A^-1 = M' M accumulated row by row of M as
+// outer products (every inner loop runs over contiguous memory, with no
+// reduction). (LAPACK's pocon estimates |A^-1|_1 from below; the exact
+// value is at most as optimistic.)
 template <class T>
 double small_cholesky_rcond(std::int64_t d, const T* L, double norm, T* inverse) {
     std::fill(inverse, inverse + d * d, T(0));
-    for (std::int64_t j = 0; j < d; ++j) {
-        T* column = inverse + j * d;  // M[:, j], zero above j
-        column[j] = T(1) / L[j * d + j];
-        for (std::int64_t i = j + 1; i < d; ++i) {
-            const T* row = L + i * d;
-            T sum = T(0);
-#pragma omp simd reduction(+ : sum)
-            for (std::int64_t k = j; k < i; ++k) sum += row[k] * column[k];
-            column[i] = -sum / row[i];
+    T accumulated[kSmallSystem];
+    for (std::int64_t i = 0; i < d; ++i) {
+        T* row = inverse + i * d;  // M[i, :], zero right of i
+        std::fill(accumulated, accumulated + i, T(0));
+        for (std::int64_t k = 0; k < i; ++k) {
+            const T factor = L[i * d + k];
+            const T* above = inverse + k * d;
+#pragma omp simd
+            for (std::int64_t j = 0; j <= k; ++j) accumulated[j] += factor * above[j];
+        }
+        const T diagonal = L[i * d + i];
+        for (std::int64_t j = 0; j < i; ++j) row[j] = -accumulated[j] / diagonal;
+        row[i] = T(1) / diagonal;
+    }
+    double product[kSmallSystem * kSmallSystem];
+    std::fill(product, product + d * d, 0.0);
+    for (std::int64_t k = 0; k < d; ++k) {
+        const T* row = inverse + k * d;
+        for (std::int64_t a = 0; a <= k; ++a) {
+            const double factor = static_cast<double>(row[a]);
+            double* target = product + a * d;
+#pragma omp simd
+            for (std::int64_t b = 0; b <= k; ++b) target[b] += factor * static_cast<double>(row[b]);
         }
     }
     double inverse_norm = 0.0;
     for (std::int64_t b = 0; b < d; ++b) {
-        const T* column_b = inverse + b * d;
         double total = 0.0;
-        for (std::int64_t a = 0; a < d; ++a) {
-            const T* column_a = inverse + a * d;
-            double entry = 0.0;
-#pragma omp simd reduction(+ : entry)
-            for (std::int64_t k = std::max(a, b); k < d; ++k)
-                entry += static_cast<double>(column_a[k]) * static_cast<double>(column_b[k]);
-            total += std::fabs(entry);
-        }
+        for (std::int64_t a = 0; a < d; ++a) total += std::fabs(product[a * d + b]);
         inverse_norm = std::max(inverse_norm, total);
     }
     if (!(norm > 0.0) || !(inverse_norm > 0.0) || !std::isfinite(inverse_norm)) return 0.0;
