@@ -158,7 +158,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
         fast::Gram<T> gram(problem);
         SolverResult result;
         if (config.penalty == core::Penalty::l1) {
-            result = fast::lamm(problem, gram, mask, lambda, config.max_iter, config.tol);
+            result = fast::lamm(problem, gram, mask, lambda, config.max_iter, config.tol, diagnostics);
             double l1_norm = 0.0;
             for (std::int64_t j = 0; j < d; ++j) l1_norm += std::fabs(static_cast<double>(ws.theta[j])) * mask[j];
             diagnostics.objective = result.objective + lambda * l1_norm;

@@ -34,6 +34,7 @@ template <class T>
 struct FastLammEvaluator {
     const Problem<T>& P;
     Gram<T>& gram;
+    core::UpdateDiagnostics& diagnostics;
     LocalHuberModel<T> local{P};
     // The residual buffer whose X' s and score sum ws.trial_products holds
     // (or, when trial_local, the buffer that stands for the model's point).
@@ -68,7 +69,7 @@ struct FastLammEvaluator {
             std::copy(P.ws->trial_products.data(), P.ws->trial_products.data() + P.features, g);
             local.deactivate();
             if (P.local_models && P.features <= narrow_pass_max_features<T> && trial_step > 0.0 &&
-                local.build(gram, theta, r, trial_loss, g, trial_score_sum, trial_step))
+                local.build(gram, diagnostics, theta, r, trial_loss, g, trial_score_sum, trial_step))
                 ++P.local_model_builds;
             finish_gradient(P, theta, trial_score_sum, g);
             return;
@@ -141,11 +142,12 @@ struct FastLammEvaluator {
 };
 
 // On return ws.theta holds theta_hat and ws.residual its residual; when a
-// local model served, `gram` represents its Gram's weights.
+// local model served, `gram` represents its Gram's weights (the Gram
+// updates it took are counted in `diagnostics`).
 template <class T>
 SolverResult lamm(const Problem<T>& P, Gram<T>& gram, const T* penalty_mask, double lambda_value, int max_iter,
-                  double tol) {
-    FastLammEvaluator<T> evaluator{P, gram};
+                  double tol, core::UpdateDiagnostics& diagnostics) {
+    FastLammEvaluator<T> evaluator{P, gram, diagnostics};
     const SolverResult result =
         lamm_iterations(evaluator, *P.ws, P.d, P.theta_prev, penalty_mask, lambda_value, max_iter, tol);
     if (evaluator.local.anchored()) {  // the residual at theta_hat, by a pass from the anchor

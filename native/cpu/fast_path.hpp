@@ -654,14 +654,6 @@ public:
 
     bool valid() const noexcept { return valid_; }
 
-    // A full recompute for the weights a caller put in ws.gram_curvature,
-    // which become the Gram's weights (LocalHuberModel).
-    void recompute_for_gram_curvature() {
-        recompute(P_.ws->gram_curvature.data());
-        valid_ = true;
-        incremental_in_a_row_ = 0;
-    }
-
     // Full recompute: every row with c > 0, scaled by sqrt(c), one SYRK.
     void recompute(const T* c) {
         Workspace<T>& ws = *P_.ws;

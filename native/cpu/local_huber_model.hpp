@@ -20,9 +20,10 @@
 // mathematically the two are the same function.
 //
 // G_C is the batch's Gram with weights c_i = w_i [i certain inlier]: the
-// model builds it through the fast path's Gram with those weights in
-// ws.gram_curvature, so the closing information update starts from it
-// incrementally (only the rows whose w kappa(r_hat) differs are re-added).
+// model brings the fast path's Gram to those weights (a full Gram for the
+// first model of a solve, the changed rows only for a later one), so the
+// closing information update, too, starts from it incrementally (only the
+// rows whose w kappa(r_hat) differs are re-added).
 #pragma once
 
 #include <algorithm>
@@ -36,10 +37,14 @@
 
 namespace rh::cpu::fast {
 
-// The ball's radius in multiples of the last accepted LAMM step (the steps
-// shrink by about half per iteration: what is left of the path, and the
-// next iteration's first trial at half phi, fit well inside).
-inline constexpr double kLocalRadiusSteps = 4.0;
+// The ball's radius in multiples of the last accepted LAMM step. The steps
+// shrink by about half per iteration, so what is left of the path and the
+// next iteration's first trial (at half phi, about the last step's length)
+// fit inside 3 steps. Measured at 4,096 x 16 "l1", two threads (driver):
+// 2.5 and 3 steps alike (f64 120-124 us, f32 82-89 us), 4 steps 130-139 /
+// 93-97 us (more uncertain rows), 2 steps 200 / 130-137 us (models rebuilt
+// after trials left the ball, before a rebuild was incremental).
+inline constexpr double kLocalRadiusSteps = 3.0;
 
 template <class T>
 class LocalHuberModel {
@@ -57,8 +62,8 @@ public:
     // loss loss0 = sum w loss(r0), and X' (w score(r0)) = product (p) with
     // sum w score(r0) = score_sum; radius = kLocalRadiusSteps * step.
     // Returns whether it did (not when too many rows would be uncertain).
-    bool build(Gram<T>& gram, const T* theta0, const T* r0, double loss0, const T* product, double score_sum,
-               double step) {
+    bool build(Gram<T>& gram, core::UpdateDiagnostics& diagnostics, const T* theta0, const T* r0, double loss0,
+               const T* product, double score_sum, double step) {
         Workspace<T>& ws = *P_.ws;
         const std::int64_t n = P_.rows, p = P_.features, d = P_.d;
         const double radius = kLocalRadiusSteps * step;
@@ -90,13 +95,20 @@ public:
         last_radius_ = radius;
         last_count_ = static_cast<double>(m);
         if (m > limit) return false;
+        std::int64_t changed[kMaxParts], weighted[kMaxParts];
         auto classify = [&](int part) {
             std::int64_t begin, end;
             row_range(part, parts, n, begin, end);
             local_classify_rows(end - begin, r0 + begin, P_.w + begin, ws.row_norms.data() + begin, P_.tau, reach,
-                                ws.curvature.data() + begin, ws.local_index.data() + begin);
+                                ws.gram_curvature.data() + begin, ws.curvature.data() + begin,
+                                ws.local_index.data() + begin, &changed[part], &weighted[part]);
         };
         run_parts(P_, parts, classify);
+        ScoreSums weights;
+        for (int part = 0; part < parts; ++part) {
+            weights.changed += changed[part];
+            weights.weighted_rows += weighted[part];
+        }
 
         // The uncertain rows gathered, part after part.
         const std::int64_t stride = this->stride();
@@ -121,10 +133,10 @@ public:
         for (std::int64_t j = 0; j < p; ++j) q[j] = static_cast<double>(product[j]) - own[j];
         if (P_.intercept) q[p] = score_sum - own[p];
         loss_certain_ = loss0 - uncertain_loss;
-        // G_C: the Gram with the certain inliers' weights, which become the
-        // Gram's weights (ws.gram_curvature).
-        std::swap(ws.curvature, ws.gram_curvature);
-        gram.recompute_for_gram_curvature();
+        // G_C: the Gram brought to the certain inliers' weights (in full the
+        // first time, then incrementally from the last model's), which
+        // become the Gram's weights (ws.gram_curvature).
+        gram.refresh(weights, diagnostics);
         const T* G = ws.gram.data();
         double* H = ws.local_gram.data();
         for (std::int64_t i = 0; i < d; ++i)

@@ -17,9 +17,10 @@ std::int64_t local_count_uncertain(std::int64_t n, const T* r, const T* norms, T
 }
 
 template <class T>
-std::int64_t local_classify_rows(std::int64_t n, const T* r, const T* w, const T* norms, T tau, T reach, T* c,
-                                 std::int64_t* index) {
-    RH_BY_LEVEL(classify_rows, n, r, w, norms, tau, reach, c, index)
+std::int64_t local_classify_rows(std::int64_t n, const T* r, const T* w, const T* norms, T tau, T reach,
+                                 const T* c_gram, T* c, std::int64_t* index, std::int64_t* changed,
+                                 std::int64_t* weighted) {
+    RH_BY_LEVEL(classify_rows, n, r, w, norms, tau, reach, c_gram, c, index, changed, weighted)
 }
 
 template <class T>
@@ -42,9 +43,11 @@ double local_rows_pass(std::int64_t m, std::int64_t p, bool intercept, const T* 
 template std::int64_t local_count_uncertain<float>(std::int64_t, const float*, const float*, float, float);
 template std::int64_t local_count_uncertain<double>(std::int64_t, const double*, const double*, double, double);
 template std::int64_t local_classify_rows<float>(std::int64_t, const float*, const float*, const float*, float,
-                                                 float, float*, std::int64_t*);
+                                                 float, const float*, float*, std::int64_t*, std::int64_t*,
+                                                 std::int64_t*);
 template std::int64_t local_classify_rows<double>(std::int64_t, const double*, const double*, const double*, double,
-                                                  double, double*, std::int64_t*);
+                                                  double, const double*, double*, std::int64_t*, std::int64_t*,
+                                                  std::int64_t*);
 template void local_gather_rows<float>(std::int64_t, std::int64_t, const float*, bool, const float*, const float*,
                                        const std::int64_t*, float*, std::int64_t, float*, float*);
 template void local_gather_rows<double>(std::int64_t, std::int64_t, const double*, bool, const double*,

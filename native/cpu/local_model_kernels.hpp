@@ -33,10 +33,12 @@ std::int64_t local_count_uncertain(std::int64_t n, const T* r, const T* norms, T
 // (near a corner of the loss). A certain row gets the Gram weight c_i = w_i
 // when an inlier (|r_i| < tau), 0 when an outlier; an uncertain row gets
 // c_i = 0 and its index goes to index[k] (k its rank among them). index:
-// n entries. Returns the number of uncertain rows.
+// n entries. *changed counts the rows whose c_i differs from c_gram_i,
+// *weighted those with c_i > 0. Returns the number of uncertain rows.
 template <class T>
-std::int64_t local_classify_rows(std::int64_t n, const T* r, const T* w, const T* norms, T tau, T reach, T* c,
-                                 std::int64_t* index);
+std::int64_t local_classify_rows(std::int64_t n, const T* r, const T* w, const T* norms, T tau, T reach,
+                                 const T* c_gram, T* c, std::int64_t* index, std::int64_t* changed,
+                                 std::int64_t* weighted);
 
 // Gathers rows index[0..m) as columns[j * stride + k] = z_ij (z_i = (x_i, 1)
 // with an intercept), r0[k] = r_i and w0[k] = w_i (k from a caller's

@@ -194,7 +194,8 @@ TYPED_TEST(FastGram, PairedLammTrialsChangeNothing) {
             P.pair_trials = pair;
             P.paired_trials = 0;
             cpu::fast::Gram<T> gram(P);
-            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6);
+            core::UpdateDiagnostics diagnostics;
+            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6, diagnostics);
             EXPECT_TRUE(result.converged);
             theta[pair] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
             iterations[pair] = result.iterations;
@@ -223,7 +224,8 @@ TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
             P.local_models = local;
             P.local_trials = P.local_model_builds = 0;
             cpu::fast::Gram<T> gram(P);
-            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6);
+            core::UpdateDiagnostics diagnostics;
+            const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6, diagnostics);
             EXPECT_TRUE(result.converged);
             theta[local] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
             residual[local] = std::vector<T>(f.ws.residual.begin(), f.ws.residual.begin() + f.n);
@@ -259,9 +261,10 @@ TYPED_TEST(FastGram, LocalModelEqualsADirectPass) {
     double loss0 = 0.0, score_sum0 = 0.0;
     direct(f, theta0, r0, &loss0, product, &score_sum0);
     cpu::fast::Gram<T> gram(P);
+    core::UpdateDiagnostics diagnostics;
     cpu::fast::LocalHuberModel<T> model(P);
     const double step = 0.01;
-    ASSERT_TRUE(model.build(gram, theta0.data(), r0.data(), loss0, product.data(), score_sum0, step));
+    ASSERT_TRUE(model.build(gram, diagnostics, theta0.data(), r0.data(), loss0, product.data(), score_sum0, step));
     EXPECT_GT(model.uncertain_rows(), 0);
     std::mt19937_64 rng(5);
     std::normal_distribution<double> normal;
