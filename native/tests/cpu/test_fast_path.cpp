@@ -215,10 +215,17 @@ TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
     using T = TypeParam;
     // Both stop within tol = 1e-6 of their own path's limit.
     const double tolerance = sizeof(T) == 8 ? 2e-5 : 5e-4;
-    for (int threads : {1, 2}) {
+    for (int variant = 0; variant < 4; ++variant) {
+        const int threads = variant % 2 == 0 ? 1 : 2;
+        const bool intercept = variant < 2, weighted = variant >= 2;
         GramFixture<T> f(4096, 16, threads);
         LammFixture<T> l(f);
         auto& P = f.problem;
+        if (weighted)  // frequency weights, some zero
+            for (std::int64_t i = 0; i < f.n; ++i) f.w[i] = i % 7 == 3 ? T(0) : T(1 + i % 3);
+        P.intercept = intercept;
+        P.d = intercept ? f.d : f.p;
+        const std::int64_t d = P.d;
         std::vector<T> theta[2], residual[2];
         for (bool local : {false, true}) {
             P.local_models = local;
@@ -226,24 +233,25 @@ TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
             cpu::fast::Gram<T> gram(P);
             core::UpdateDiagnostics diagnostics;
             const auto result = cpu::fast::lamm(P, gram, l.mask.data(), l.lambda, 200, 1e-6, diagnostics);
-            EXPECT_TRUE(result.converged);
-            theta[local] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + f.d);
+            EXPECT_TRUE(result.converged) << "variant " << variant;
+            theta[local] = std::vector<T>(f.ws.theta.begin(), f.ws.theta.begin() + d);
             residual[local] = std::vector<T>(f.ws.residual.begin(), f.ws.residual.begin() + f.n);
             if (local) {
-                EXPECT_GE(P.local_model_builds, 1) << "threads " << threads;
-                EXPECT_GT(P.local_trials, 5) << "threads " << threads;
+                EXPECT_GE(P.local_model_builds, 1) << "variant " << variant;
+                EXPECT_GT(P.local_trials, 5) << "variant " << variant;
             } else {
                 EXPECT_EQ(P.local_trials, 0);
             }
         }
-        for (std::int64_t j = 0; j < f.d; ++j)
+        for (std::int64_t j = 0; j < d; ++j)
             EXPECT_NEAR(double(theta[1][j]), double(theta[0][j]), tolerance * (1.0 + std::fabs(double(theta[0][j]))))
-                << "coefficient " << j << ", threads " << threads;
+                << "coefficient " << j << ", variant " << variant;
         // The residual returned with a model is the exact one at its theta.
         for (std::int64_t i = 0; i < f.n; i += 97) {
-            double fitted = double(theta[1][f.p]);
+            double fitted = intercept ? double(theta[1][f.p]) : 0.0;
             for (std::int64_t j = 0; j < f.p; ++j) fitted += double(f.X[i * f.p + j]) * double(theta[1][j]);
-            EXPECT_NEAR(double(residual[1][i]), double(f.y[i]) - fitted, sizeof(T) == 8 ? 1e-12 : 1e-4) << "row " << i;
+            EXPECT_NEAR(double(residual[1][i]), double(f.y[i]) - fitted, sizeof(T) == 8 ? 1e-12 : 1e-4)
+                << "row " << i << ", variant " << variant;
         }
     }
 }
