@@ -10,6 +10,7 @@
 #include "cpu/damped_newton.hpp"
 #include "cpu/fast_lamm.hpp"
 #include "cpu/fast_path.hpp"
+#include "cpu/local_model_kernels.hpp"
 #include "cpu/lamm.hpp"
 #include "cpu/narrow_passes.hpp"
 #include "cpu/pairwise_sum.hpp"
@@ -100,7 +101,7 @@ core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const
     }
     ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
     if (narrow) ws.reserve_panels(n, p);
-    if (narrow && config.penalty == core::Penalty::l1) ws.reserve_local_model(n, d);
+    if (fast_path && config.penalty == core::Penalty::l1 && p <= fast::kLocalMaxFeatures) ws.reserve_local_model(n, d);
     core::check_batch_values(batch, [&] {
         return scan_rows(threads, batch.X, n, p, narrow ? ws.narrow_panels.data() : nullptr);
     });

@@ -24,10 +24,11 @@ namespace rh::cpu::fast {
 // without the speculative product (a correct guess saves the accumulation,
 // a wrong one costs the accepted point's gradient a pass of its own).
 //
-// Once the steps are short (narrow rows), the trials need no pass at all:
-// at an accepted point whose residual a pass computed, a LocalHuberModel is
-// built for a ball around it, and every trial inside the ball is evaluated
-// from the model (its gradient too, when accepted). A trial outside the
+// Once the steps are short (rows of up to kLocalMaxFeatures features), the
+// trials need no pass at all: at an accepted point whose residual a pass
+// computed, a LocalHuberModel is built for a ball around it, and every
+// trial inside the ball is evaluated from the model (its gradient too,
+// when accepted). A trial outside the
 // ball is a pass from the model's anchor residual; when such a trial is
 // accepted the model is dropped and may be rebuilt at that point.
 template <class T>
@@ -68,7 +69,7 @@ struct FastLammEvaluator {
         if (r == trial_residual) {  // accepted by a pass: r is exact, X' s(r) in ws.trial_products
             std::copy(P.ws->trial_products.data(), P.ws->trial_products.data() + P.features, g);
             local.deactivate();
-            if (P.local_models && P.features <= narrow_pass_max_features<T> && trial_step > 0.0 &&
+            if (P.local_models && P.features <= kLocalMaxFeatures && trial_step > 0.0 &&
                 local.build(gram, diagnostics, theta, r, trial_loss, g, trial_score_sum, trial_step))
                 ++P.local_model_builds;
             finish_gradient(P, theta, trial_score_sum, g);

@@ -83,9 +83,11 @@ public:
         auto count = [&](int part) {
             std::int64_t begin, end;
             row_range(part, parts, n, begin, end);
-            if (!norms_ready_)
+            if (!norms_ready_ && P_.panels != nullptr)
                 narrow_row_norms(end - begin, p, P_.panels + begin * P_.panel_columns, P_.intercept,
                                  ws.row_norms.data() + begin);
+            else if (!norms_ready_)
+                local_row_norms(end - begin, p, P_.X + begin * p, P_.intercept, ws.row_norms.data() + begin);
             counts[part] = local_count_uncertain(end - begin, r0 + begin, ws.row_norms.data() + begin, P_.tau, reach);
         };
         run_parts(P_, parts, count);

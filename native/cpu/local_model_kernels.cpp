@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/multiversion.hpp"
 #include "cpu/fast_huber.hpp"
@@ -10,6 +11,11 @@ namespace rh::cpu::fast {
 
 #define RH_KERNEL_FILE "cpu/local_model_kernels.inc"
 #include "core/per_target_kernels.inc"
+
+template <class T>
+void local_row_norms(std::int64_t n, std::int64_t p, const T* X, bool intercept, T* out) {
+    RH_BY_LEVEL(row_major_norms, n, p, X, intercept, out)
+}
 
 template <class T>
 std::int64_t local_count_uncertain(std::int64_t n, const T* r, const T* norms, T tau, T reach) {
@@ -40,6 +46,8 @@ double local_rows_pass(std::int64_t m, std::int64_t p, bool intercept, const T* 
     RH_BY_LEVEL(rows_pass, m, p, intercept, columns, stride, r0, w0, delta, tau, total)
 }
 
+template void local_row_norms<float>(std::int64_t, std::int64_t, const float*, bool, float*);
+template void local_row_norms<double>(std::int64_t, std::int64_t, const double*, bool, double*);
 template std::int64_t local_count_uncertain<float>(std::int64_t, const float*, const float*, float, float);
 template std::int64_t local_count_uncertain<double>(std::int64_t, const double*, const double*, double, double);
 template std::int64_t local_classify_rows<float>(std::int64_t, const float*, const float*, const float*, float,

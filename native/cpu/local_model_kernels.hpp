@@ -13,8 +13,11 @@ namespace rh::cpu::fast {
 // stride, the columns padded with zero columns to a multiple of 4 (at most
 // kLocalMaxColumns), the rows with zero rows to a multiple of kLocalRowPad.
 inline constexpr std::int64_t kLocalRowPad = 16;
-inline constexpr std::int64_t kLocalMaxColumns = 68;  // 64 float32 features and the intercept, padded
 inline std::int64_t local_padded_columns(std::int64_t d) { return (d + 3) / 4 * 4; }
+// The widest rows a local model serves (the narrow Gram kernel's width),
+// and its padded columns with the intercept.
+inline constexpr std::int64_t kLocalMaxFeatures = 256;
+inline constexpr std::int64_t kLocalMaxColumns = (kLocalMaxFeatures + 1 + 3) / 4 * 4;
 // The most rows a local model gathers: a quarter of the batch (more
 // uncertain rows than that and a model would not pay).
 inline std::int64_t local_uncertain_limit(std::int64_t rows) { return rows / 4; }
@@ -24,6 +27,11 @@ inline std::int64_t local_uncertain_limit(std::int64_t rows) { return rows / 4; 
 inline std::int64_t local_column_stride(std::int64_t rows) {
     return (rows + kLocalRowPad - 1) / kLocalRowPad * kLocalRowPad + kLocalRowPad;
 }
+
+// out_i = ||z_i|| for rows [0, n) of X (n x p, row-major), z_i = (x_i, 1)
+// with an intercept, x_i without (rows too wide for the panels).
+template <class T>
+void local_row_norms(std::int64_t n, std::int64_t p, const T* X, bool intercept, T* out);
 
 // How many of rows [0, n) are uncertain (below).
 template <class T>

@@ -143,12 +143,14 @@ struct LammFixture {
             f.y[i] = T(value + 0.2 * normal(rng) + (i % 50 == 0 ? 8.0 * normal(rng) : 0.0));
         }
         mask[f.p] = T(0);
-        f.ws.reserve_panels(f.n, f.p);
         f.ws.reserve_local_model(f.n, f.d);
-        cpu::fast::narrow_build_panels(f.n, f.p, f.X.data(), f.ws.narrow_panels.data());
         auto& P = f.problem;
-        P.panels = f.ws.narrow_panels.data();
-        P.panel_columns = cpu::fast::narrow_panel_columns(f.p);
+        if (f.p <= cpu::fast::narrow_pass_max_features<T>) {  // the panels, as the engine builds them
+            f.ws.reserve_panels(f.n, f.p);
+            cpu::fast::narrow_build_panels(f.n, f.p, f.X.data(), f.ws.narrow_panels.data());
+            P.panels = f.ws.narrow_panels.data();
+            P.panel_columns = cpu::fast::narrow_panel_columns(f.p);
+        }
         P.theta_prev = theta_prev.data();
         P.information_prev = information.data();
         P.history_direction = direction.data();
@@ -215,10 +217,10 @@ TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
     using T = TypeParam;
     // Both stop within tol = 1e-6 of their own path's limit.
     const double tolerance = sizeof(T) == 8 ? 2e-5 : 5e-4;
-    for (int variant = 0; variant < 4; ++variant) {
+    for (int variant = 0; variant < 5; ++variant) {  // variant 4: rows too wide for the panels
         const int threads = variant % 2 == 0 ? 1 : 2;
-        const bool intercept = variant < 2, weighted = variant >= 2;
-        GramFixture<T> f(4096, 16, threads);
+        const bool intercept = variant < 2 || variant == 4, weighted = variant == 2 || variant == 3;
+        GramFixture<T> f(4096, variant == 4 ? 80 : 16, threads);
         LammFixture<T> l(f);
         auto& P = f.problem;
         if (weighted)  // frequency weights, some zero
@@ -261,47 +263,49 @@ TYPED_TEST(FastGram, LocalModelTrialsAgreeWithPasses) {
 TYPED_TEST(FastGram, LocalModelEqualsADirectPass) {
     using T = TypeParam;
     const double tolerance = sizeof(T) == 8 ? 1e-10 : 1e-4;
-    GramFixture<T> f(4096, 16, 2);
-    LammFixture<T> l(f);
-    auto& P = f.problem;
-    std::vector<T> theta0(f.d), r0(f.n), product(f.p);
-    for (std::int64_t j = 0; j < f.d; ++j) theta0[j] = T(j % 3 == 0 ? 1.0 : 0.05 * double(j));
-    double loss0 = 0.0, score_sum0 = 0.0;
-    direct(f, theta0, r0, &loss0, product, &score_sum0);
-    cpu::fast::Gram<T> gram(P);
-    core::UpdateDiagnostics diagnostics;
-    cpu::fast::LocalHuberModel<T> model(P);
-    const double step = 0.01;
-    ASSERT_TRUE(model.build(gram, diagnostics, theta0.data(), r0.data(), loss0, product.data(), score_sum0, step));
-    EXPECT_GT(model.uncertain_rows(), 0);
-    std::mt19937_64 rng(5);
-    std::normal_distribution<double> normal;
-    std::vector<T> theta(f.d), r(f.n), direct_product(f.p), model_product(f.p);
-    for (int trial = 0; trial < 20; ++trial) {
-        double norm = 0.0;
-        std::vector<double> u(f.d);
-        for (auto& v : u) {
-            v = normal(rng);
-            norm += v * v;
+    for (std::int64_t features : {16, 80}) {  // narrow rows (panels) and wider ones
+        GramFixture<T> f(4096, features, 2);
+        LammFixture<T> l(f);
+        auto& P = f.problem;
+        std::vector<T> theta0(f.d), r0(f.n), product(f.p);
+        for (std::int64_t j = 0; j < f.d; ++j) theta0[j] = T(j % 3 == 0 ? 1.0 : 0.05 * double(j));
+        double loss0 = 0.0, score_sum0 = 0.0;
+        direct(f, theta0, r0, &loss0, product, &score_sum0);
+        cpu::fast::Gram<T> gram(P);
+        core::UpdateDiagnostics diagnostics;
+        cpu::fast::LocalHuberModel<T> model(P);
+        const double step = 0.01;
+        ASSERT_TRUE(model.build(gram, diagnostics, theta0.data(), r0.data(), loss0, product.data(), score_sum0, step));
+        EXPECT_GT(model.uncertain_rows(), 0);
+        std::mt19937_64 rng(5);
+        std::normal_distribution<double> normal;
+        std::vector<T> theta(f.d), r(f.n), direct_product(f.p), model_product(f.p);
+        for (int trial = 0; trial < 20; ++trial) {
+            double norm = 0.0;
+            std::vector<double> u(f.d);
+            for (auto& v : u) {
+                v = normal(rng);
+                norm += v * v;
+            }
+            // Up to just inside the ball (radius kLocalRadiusSteps * step).
+            const double length = cpu::fast::kLocalRadiusSteps * step * (trial + 1) / 21.0;
+            for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + length * u[j] / std::sqrt(norm));
+            ASSERT_TRUE(model.contains(theta.data()));
+            double loss = 0.0, score_sum = 0.0, model_score_sum = 0.0;
+            direct(f, theta, r, &loss, direct_product, &score_sum);
+            const double model_loss = model.loss(theta.data());
+            model.scores(theta.data(), model_product.data(), &model_score_sum);
+            EXPECT_NEAR(model_loss, loss, tolerance * loss) << "trial " << trial << ", features " << features;
+            const double scale = double(f.n);
+            EXPECT_NEAR(model_score_sum, score_sum, tolerance * scale) << "trial " << trial << ", features " << features;
+            for (std::int64_t j = 0; j < f.p; ++j)
+                EXPECT_NEAR(double(model_product[j]), double(direct_product[j]), tolerance * scale)
+                        << "trial " << trial << " column " << j;
         }
-        // Up to just inside the ball (radius kLocalRadiusSteps * step).
-        const double length = cpu::fast::kLocalRadiusSteps * step * (trial + 1) / 21.0;
-        for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + length * u[j] / std::sqrt(norm));
-        ASSERT_TRUE(model.contains(theta.data()));
-        double loss = 0.0, score_sum = 0.0, model_score_sum = 0.0;
-        direct(f, theta, r, &loss, direct_product, &score_sum);
-        const double model_loss = model.loss(theta.data());
-        model.scores(theta.data(), model_product.data(), &model_score_sum);
-        EXPECT_NEAR(model_loss, loss, tolerance * loss) << "trial " << trial;
-        const double scale = double(f.n);
-        EXPECT_NEAR(model_score_sum, score_sum, tolerance * scale) << "trial " << trial;
-        for (std::int64_t j = 0; j < f.p; ++j)
-            EXPECT_NEAR(double(model_product[j]), double(direct_product[j]), tolerance * scale)
-                << "trial " << trial << " column " << j;
+        // Outside the ball the model says so.
+        for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + cpu::fast::kLocalRadiusSteps * step);
+        EXPECT_FALSE(model.contains(theta.data()));
     }
-    // Outside the ball the model says so.
-    for (std::int64_t j = 0; j < f.d; ++j) theta[j] = T(double(theta0[j]) + cpu::fast::kLocalRadiusSteps * step);
-    EXPECT_FALSE(model.contains(theta.data()));
 }
 
 // A line-search batch sums every step's losses exactly as a single step's
