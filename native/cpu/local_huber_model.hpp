@@ -1,5 +1,5 @@
 // The batch's Huber loss near an anchor point, without a pass over X
-// (fast LAMM, narrow rows: fast_lamm.hpp).
+// (fast LAMM, rows of up to kLocalMaxFeatures features: fast_lamm.hpp).
 //
 // At an anchor theta0 with exact residual r0 = y - Z theta0, every row is an
 // inlier (|r| <= tau: loss r^2 / 2) or an outlier (loss tau |r| - tau^2 / 2).
@@ -27,11 +27,9 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cmath>
 #include <cstdint>
 
-#include "cpu/fast_huber.hpp"
 #include "cpu/fast_path.hpp"
 #include "cpu/local_model_kernels.hpp"
 
@@ -160,12 +158,9 @@ public:
         step_from_anchor(theta);
         const double* delta = ws.local_delta.data();
         const double* q = ws.local_scores.data();
-        const double* H = ws.local_gram.data();
         double linear = 0.0, quadratic = 0.0;
         for (std::int64_t i = 0; i < d; ++i) {
-            double row = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) row += H[i * d + j] * delta[j];
-            quadratic += delta[i] * row;
+            quadratic += delta[i] * gram_row_times_delta(i);
             linear += delta[i] * q[i];
         }
         return loss_certain_ - linear + 0.5 * quadratic + rows_at(ws.local_change.data(), nullptr);
@@ -179,14 +174,8 @@ public:
         step_from_anchor(theta);
         double* total = ws.local_total.data();
         rows_at(ws.local_change.data(), total);
-        const double* delta = ws.local_delta.data();
         const double* q = ws.local_scores.data();
-        const double* H = ws.local_gram.data();
-        for (std::int64_t i = 0; i < d; ++i) {
-            double row = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) row += H[i * d + j] * delta[j];
-            total[i] += q[i] - row;
-        }
+        for (std::int64_t i = 0; i < d; ++i) total[i] += q[i] - gram_row_times_delta(i);
         for (std::int64_t j = 0; j < p; ++j) out[j] = static_cast<T>(total[j]);
         *score_sum = P_.intercept ? total[p] : 0.0;
     }
@@ -201,18 +190,29 @@ public:
     }
 
 private:
-    // ||theta - theta0||, the difference kept (in double) for loss / scores.
+    // ||theta - theta0||, the difference kept (in T for the uncertain rows,
+    // in double for the quadratic) for loss / scores.
     double step_from_anchor(const T* theta) {
         Workspace<T>& ws = *P_.ws;
+        change_from_anchor(theta);
         double* delta = ws.local_delta.data();
-        T* change = ws.local_change.data();
         double sum = 0.0;
         for (std::int64_t j = 0; j < P_.d; ++j) {
-            change[j] = theta[j] - ws.anchor_theta[j];
             delta[j] = static_cast<double>(theta[j]) - static_cast<double>(ws.anchor_theta[j]);
             sum += delta[j] * delta[j];
         }
         return std::sqrt(sum);
+    }
+
+    // Row i of G_C times the step from the anchor (after step_from_anchor).
+    double gram_row_times_delta(std::int64_t i) const {
+        const Workspace<T>& ws = *P_.ws;
+        const std::int64_t d = P_.d;
+        const double* H = ws.local_gram.data() + i * d;
+        const double* delta = ws.local_delta.data();
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < d; ++j) sum += H[j] * delta[j];
+        return sum;
     }
 
     // The uncertain rows at the step `change` from the anchor (T, d):
