@@ -530,6 +530,28 @@ def test_fast_path_every_row_width_agrees_with_numpy(p, penalty, dtype):
     np.testing.assert_allclose(a.coefficients, b.coefficients, rtol=0, atol=band * scale)
 
 
+# At the latency class's shape (and at rows too wide for the panels) fast
+# LAMM evaluates most majorization trials from its local Huber model
+# (docs/native-cpu.md; the C++ tests check that the model serves there and
+# agrees with passes): the whole path must still agree with the reference.
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("p", [16, 80])
+def test_fast_l1_at_local_model_scale_agrees_with_numpy(p, dtype):
+    rng = np.random.default_rng(500 + p)
+    cfg = config("l1", tol=FAST_TOL[dtype])
+    native, reference = NativeCpuBackend(dtype, kernel="fast"), NumpyBackend(dtype)
+    a = b = RenewableHuberState.empty(p, True, dtype)
+    for index, (X, y, w) in enumerate(stream(rng, 3, 4096, p, dtype, weights=True)):
+        a, da = native.update(a, X, y, w, cfg)
+        b, db = reference.update(b, X, y, w, cfg)
+        where = f"p={p}/{dtype}/batch {index + 1}"
+        assert native.last_kernel_path == "fast" and da.converged and db.converged, where
+        scale = 1.0 + np.max(np.abs(b.coefficients))
+        band = 1e-6 if dtype == "float64" else 5e-3  # float32: both stop at noise-level decisions
+        np.testing.assert_allclose(a.coefficients, b.coefficients, rtol=0, atol=band * scale, err_msg=where)
+        np.testing.assert_allclose(da.objective, db.objective, rtol=1e-9 if dtype == "float64" else 1e-4, err_msg=where)
+
+
 ISA_LEVELS = ["baseline", "x86-64-v3", "x86-64-v4"]
 
 
