@@ -35,7 +35,11 @@ TEST(StaggeredAllocator, BehavesAsAVector) {
     EXPECT_EQ(address(b.data()) % 64, 0u);
     EXPECT_EQ(b[999], 1.5f);
     EXPECT_EQ(b[99999], 4.0f);
-    EXPECT_THROW(a.resize(a.max_size() / 2 + 1), std::exception);
+}
+
+TEST(StaggeredAllocator, RefusesASizeWhoseBytesOverflow) {
+    rh::cpu::StaggeredAllocator<double> allocator;
+    EXPECT_THROW(allocator.allocate(SIZE_MAX / 4), std::bad_array_new_length);
 }
 
 }  // namespace
