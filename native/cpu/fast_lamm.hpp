@@ -108,19 +108,15 @@ struct FastLammEvaluator {
             }
             // Outside the ball: a pass from the anchor (ws.residual is not
             // computed while the model serves).
-            const TrialSums sums =
-                fused_trial(P, local.change_from_anchor(candidate), ws.anchor_residual.data(), candidate_residual);
-            trial_score_sum = sums.score_sum;
-            trial_loss = sums.loss;
-            return sums.loss / P.weight_sum + memory_value(P, candidate);
+            return by_pass(
+                fused_trial(P, local.change_from_anchor(candidate), ws.anchor_residual.data(), candidate_residual),
+                candidate);
         }
         if (pair_ready && std::equal(change, change + P.d, ws.pair_change.data())) {  // the pair's second trial
             pair_ready = false;
             std::swap(ws.candidate_residual, ws.pair_residual);  // its residual is now the candidate's
             trial_residual = ws.candidate_residual.data();
-            trial_score_sum = pair_sums.score_sum;
-            trial_loss = pair_sums.loss;
-            return pair_sums.loss / P.weight_sum + memory_value(P, candidate);
+            return by_pass(pair_sums, candidate);
         }
         pair_ready = false;
         if (pair_requested) {  // this trial without X' s, the next one with it
@@ -134,8 +130,12 @@ struct FastLammEvaluator {
             return first_loss / P.weight_sum + memory_value(P, candidate);
         }
         const bool speculate = trials_this_iteration > 1 || trials_last_iteration <= 1;
-        const TrialSums sums = fused_trial(P, change, r, candidate_residual, speculate);
         trial_residual = speculate ? candidate_residual : nullptr;
+        return by_pass(fused_trial(P, change, r, candidate_residual, speculate), candidate);
+    }
+    // f at a trial a pass evaluated; its sums kept for the gradient and a
+    // model built at it.
+    double by_pass(const TrialSums& sums, const T* candidate) {
         trial_score_sum = sums.score_sum;
         trial_loss = sums.loss;
         return sums.loss / P.weight_sum + memory_value(P, candidate);
