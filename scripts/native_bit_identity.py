@@ -222,19 +222,30 @@ def dump(args):
 def compare(args):
     a = json.loads(Path(args.before).read_text())["results"]
     b = json.loads(Path(args.after).read_text())["results"]
+    ignored = set(args.ignore or ())
     missing = sorted(set(a) ^ set(b))
     differing = []
+    fields_seen = {}
     for key in sorted(set(a) & set(b)):
-        if a[key] != b[key]:
-            first = next(i for i, (x, y) in enumerate(zip(a[key], b[key])) if x != y) if len(a[key]) == len(b[key]) \
-                else "count"
-            differing.append((key, first))
+        if len(a[key]) != len(b[key]):
+            differing.append((key, "count", ["updates"]))
+            continue
+        for index, (x, y) in enumerate(zip(a[key], b[key])):
+            fields = sorted(f for f in x.keys() | y.keys() if x.get(f) != y.get(f) and f not in ignored)
+            if fields:
+                differing.append((key, index, fields))
+                for f in fields:
+                    fields_seen[f] = fields_seen.get(f, 0) + 1
+                break
     for key in missing:
         print(f"only in one dump: {key}")
-    for key, first in differing:
-        print(f"differs: {key} (first at update {first})")
+    for key, first, fields in differing:
+        print(f"differs: {key} (first at update {first}: {', '.join(fields)})")
     updates = sum(len(v) for v in a.values())
-    print(f"{len(a)} streams, {updates} updates compared: {len(differing)} differ, {len(missing)} unmatched")
+    print(f"{len(a)} streams, {updates} updates compared: {len(differing)} differ, {len(missing)} unmatched"
+          + (f" (ignoring {', '.join(sorted(ignored))})" if ignored else ""))
+    if fields_seen:
+        print("first differing fields: " + ", ".join(f"{f} x{n}" for f, n in sorted(fields_seen.items())))
     return 1 if differing or missing else 0
 
 
@@ -247,6 +258,7 @@ def main(argv=None):
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
+    c.add_argument("--ignore", nargs="*", help="diagnostics fields not compared (e.g. a documented change)")
     args = parser.parse_args(argv)
     return dump(args) if args.command == "dump" else compare(args)
 

@@ -10,15 +10,15 @@
 #include "core/batch_view.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
-#include "cpu/blas_provider.hpp"
+#include "cpu/platform/blas_provider.hpp"
 #include "cpu/engine.hpp"
-#include "cpu/fast_kernels.hpp"
-#include "cpu/narrow_gram.hpp"
-#include "cpu/narrow_passes.hpp"
+#include "cpu/kernels/fast_kernels.hpp"
+#include "cpu/kernels/narrow_gram.hpp"
+#include "cpu/kernels/narrow_passes.hpp"
 #include "cpu/solve_ladder.hpp"
-#include "cpu/staggered_allocator.hpp"
-#include "cpu/surrogate_objective.hpp"
-#include "cpu/thread_policy.hpp"
+#include "cpu/platform/staggered_allocator.hpp"
+#include "cpu/reference/surrogate_objective.hpp"
+#include "cpu/platform/thread_policy.hpp"
 
 namespace {
 
@@ -31,8 +31,10 @@ template <class T>
 struct Problem {
     std::int64_t n, d;
     Buffer<T> Z, y, w, r, theta, J, s, out, gram, weighted;
-    rh::cpu::Workspace<T> workspace;
-    rh::cpu::SurrogateObjective<T> objective;
+    rh::cpu::BufferGrowth growth;
+    rh::cpu::reference::ReferenceBuffers<T> workspace;
+    rh::cpu::SolveLadder<T> ladder;
+    rh::cpu::reference::SurrogateObjective<T> objective;
 
     Problem(std::int64_t rows, std::int64_t features) : n(rows), d(features + 1) {
         std::mt19937_64 rng(7);
@@ -54,7 +56,7 @@ struct Problem {
         gram.assign(d * d, T(0));
         weighted.resize(n * d);
         for (std::int64_t i = 0; i < n * d; ++i) weighted[i] = Z[i] * T(0.5);
-        workspace.reserve(n, d, false, false);
+        workspace.reserve(growth, n, d, false);
         objective.rows = n;
         objective.d = d;
         objective.design = Z.data();
@@ -183,8 +185,14 @@ void narrow_trial_pass(benchmark::State& state) {
     Buffer<T> change(p.d, T(0.01)), r_trial(p.n), s(p.n), product(p.d);
     T* out = state.range(2) != 0 ? product.data() : nullptr;
     for (auto _ : state) {
-        auto sums = rh::cpu::fast::narrow_trial_pass(p.n, features, panels.data(), change.data(), T(0.01), p.r.data(),
-                                                     p.w.data(), T(1.345), r_trial.data(), out);
+        auto sums = rh::cpu::fast::narrow_trial_pass<T>({.rows = {p.n, features, panels.data()},
+                                                         .change = change.data(),
+                                                         .b = T(0.01),
+                                                         .r = p.r.data(),
+                                                         .w = p.w.data(),
+                                                         .tau = T(1.345),
+                                                         .r_trial = r_trial.data(),
+                                                         .product = out});
         benchmark::DoNotOptimize(sums);
         benchmark::DoNotOptimize(product.data());
     }
@@ -199,9 +207,18 @@ void narrow_pair_trial_pass(benchmark::State& state) {
     Buffer<T> first(p.d, T(0.01)), second(p.d, T(0.005)), r_first(p.n), r_second(p.n), product(p.d);
     rh::cpu::fast::TrialSums first_sums;
     for (auto _ : state) {
-        auto sums = rh::cpu::fast::narrow_pair_trial_pass(p.n, features, panels.data(), first.data(), T(0.01),
-                                                          second.data(), T(0.005), p.r.data(), p.w.data(), T(1.345),
-                                                          r_first.data(), r_second.data(), product.data(), &first_sums);
+        auto sums = rh::cpu::fast::narrow_pair_trial_pass<T>({.rows = {p.n, features, panels.data()},
+                                                              .first_change = first.data(),
+                                                              .first_b = T(0.01),
+                                                              .second_change = second.data(),
+                                                              .second_b = T(0.005),
+                                                              .r = p.r.data(),
+                                                              .w = p.w.data(),
+                                                              .tau = T(1.345),
+                                                              .r_first = r_first.data(),
+                                                              .r_second = r_second.data(),
+                                                              .product = product.data(),
+                                                              .first_sums = &first_sums});
         benchmark::DoNotOptimize(sums);
         benchmark::DoNotOptimize(first_sums);
         benchmark::DoNotOptimize(product.data());
@@ -264,8 +281,9 @@ void fast_score_pass(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     Buffer<T> s(p.n), c(p.n), c_gram(p.n, T(1));
     for (auto _ : state) {
-        auto sums = rh::cpu::fast::score_pass<T>(p.n, p.y.data(), p.w.data(), T(1.345), T(0.01), s.data(), c.data(),
-                                                 c_gram.data());
+        auto sums = rh::cpu::fast::score_pass<T>(
+            p.n, p.y.data(),
+            {.w = p.w.data(), .tau = T(1.345), .h = T(0.01), .c_gram = c_gram.data(), .s = s.data(), .c = c.data()});
         benchmark::DoNotOptimize(sums);
     }
 }
@@ -331,9 +349,9 @@ void newton_solve(benchmark::State& state) {
         for (std::int64_t a = 0; a < d; ++a)
             for (std::int64_t c = a; c < d; ++c) A[a * d + c] += p.Z[i * d + a] * p.Z[i * d + c];
     for (std::int64_t a = 0; a < d; ++a) A[a * d + a] += T(1);
-    p.workspace.reserve(p.n, d, false, false);
+    p.ladder.reserve(p.growth, d);
     for (auto _ : state) {
-        benchmark::DoNotOptimize(rh::cpu::solve_symmetric_with_fallback(d, A.data(), b.data(), x.data(), p.workspace));
+        benchmark::DoNotOptimize(p.ladder.solve_symmetric(d, A.data(), b.data(), x.data()));
         benchmark::DoNotOptimize(x.data());
     }
 }

@@ -12,12 +12,4 @@ const char* solve_route_name(SolveRoute route) noexcept {
     return "unknown";
 }
 
-const char* kernel_path_name(KernelPath path) noexcept {
-    switch (path) {
-        case KernelPath::reference_order: return "reference_order";
-        case KernelPath::fast: return "fast";
-    }
-    return "unknown";
-}
-
 }  // namespace rh::core

@@ -1,50 +1,17 @@
 #include "core/invariants.hpp"
 
 #include <cstdint>
-#include <cstring>
 
-#include "core/multiversion.hpp"
+#include "core/finite_values.hpp"
 
 namespace rh::core {
 
-namespace {
-template <class T>
-struct FloatBits;
-template <>
-struct FloatBits<float> {
-    using type = std::uint32_t;
-    static constexpr type exponent = 0x7f800000u;
-};
-template <>
-struct FloatBits<double> {
-    using type = std::uint64_t;
-    static constexpr type exponent = 0x7ff0000000000000ull;
-};
 
-template <class T>
-inline bool all_finite_impl(const T* values, std::int64_t count) noexcept {
-    // NaN and infinity are the values whose exponent bits are all set. An
-    // integer test (no floating-point comparison, which GCC will not
-    // if-convert while FP traps are assumed) OR-reduced over the array
-    // vectorizes at every instruction-set level.
-    using Bits = typename FloatBits<T>::type;
-    constexpr Bits exponent = FloatBits<T>::exponent;
-    Bits not_finite = 0;
-#pragma omp simd reduction(| : not_finite)
-    for (std::int64_t i = 0; i < count; ++i) {
-        Bits bits;
-        std::memcpy(&bits, values + i, sizeof(Bits));
-        not_finite |= static_cast<Bits>((bits & exponent) == exponent);
-    }
-    return not_finite == 0;
+bool all_finite(const float* values, std::int64_t count) noexcept {
+    return all_finite_values(values, count);
 }
-}  // namespace
-
-RH_MULTIVERSION bool all_finite(const float* values, std::int64_t count) noexcept {
-    return all_finite_impl(values, count);
-}
-RH_MULTIVERSION bool all_finite(const double* values, std::int64_t count) noexcept {
-    return all_finite_impl(values, count);
+bool all_finite(const double* values, std::int64_t count) noexcept {
+    return all_finite_values(values, count);
 }
 
 void check_config(const SolverConfig& c) {

@@ -19,10 +19,18 @@ void check_config(const SolverConfig& config);
 void check_counters(const StateCounters& counters);
 void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCounters& counters);
 
-// True when every value is finite. Compiled for several instruction-set
-// levels (core/multiversion.hpp); it reads every X of every batch.
+// True when every value is finite (a portable loop; the CPU engine passes
+// its multiversioned test, cpu/platform/finite_scan.hpp, to the checks below).
 bool all_finite(const float* values, std::int64_t count) noexcept;
 bool all_finite(const double* values, std::int64_t count) noexcept;
+
+// The finiteness test the checks use unless an engine gives its own.
+struct PortableFiniteness {
+    template <class T>
+    bool operator()(const T* values, std::int64_t count) const noexcept {
+        return all_finite(values, count);
+    }
+};
 
 template <class T>
 void check_state_values(const StateView<T>& state) {
@@ -36,20 +44,21 @@ void check_state_values(const StateView<T>& state) {
 }
 
 // X, y and the optional weights: finite; weights non-negative with a positive
-// sum. x_finite() tests X (the engine splits that test over its threads).
-// The messages are the Python validators' (validation.py), word for word.
-template <class T, class XFinite>
-void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite) {
+// sum. x_finite() tests X (the engine splits that test over its threads),
+// finite(values, count) the vectors. The messages are the Python
+// validators' (validation.py), word for word.
+template <class T, class XFinite, class Finite = PortableFiniteness>
+void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite, Finite finite = {}) {
     const std::int64_t n = batch.rows;
     if (batch.X == nullptr || batch.y == nullptr)
         throw EngineError(Status::invalid_argument, "X and y must not be null");
     if (!x_finite())
         throw EngineError(Status::non_finite_input, "X must not contain NaN or infinite values");
-    if (!all_finite(batch.y, n))
+    if (!finite(batch.y, n))
         throw EngineError(Status::non_finite_input, "y must not contain NaN or infinite values");
     if (batch.sample_weight != nullptr) {
         const T* w = batch.sample_weight;
-        if (!all_finite(w, n))
+        if (!finite(w, n))
             throw EngineError(Status::non_finite_input, "sample_weight must not contain NaN or infinite values");
         bool any_positive = false;
         for (std::int64_t i = 0; i < n; ++i) {

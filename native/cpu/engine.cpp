@@ -4,17 +4,23 @@
 #include <limits>
 #include <optional>
 
+#include "core/batch_closing.hpp"
 #include "core/invariants.hpp"
+#include "core/lamm_driver.hpp"
+#include "core/newton_driver.hpp"
 #include "core/schedules.hpp"
 #include "core/status.hpp"
-#include "cpu/damped_newton.hpp"
-#include "cpu/fast_lamm.hpp"
-#include "cpu/fast_path.hpp"
-#include "cpu/local_model_kernels.hpp"
-#include "cpu/lamm.hpp"
-#include "cpu/narrow_passes.hpp"
-#include "cpu/pairwise_sum.hpp"
-#include "cpu/surrogate_objective.hpp"
+#include "core/surrogate_terms.hpp"
+#include "cpu/fast/gram_cache.hpp"
+#include "cpu/fast/information_update.hpp"
+#include "cpu/fast/newton_evaluator.hpp"
+#include "cpu/kernels/local_model_kernels.hpp"
+#include "cpu/kernels/narrow_passes.hpp"
+#include "cpu/platform/finite_scan.hpp"
+#include "cpu/reference/lamm_evaluator.hpp"
+#include "cpu/reference/newton_evaluator.hpp"
+#include "cpu/reference/pairwise_sum.hpp"
+#include "cpu/reference/surrogate_objective.hpp"
 
 namespace rh::cpu {
 
@@ -42,192 +48,222 @@ void append_intercept_column(const T* X, std::int64_t rows, std::int64_t feature
 
 template <class T>
 bool Engine<T>::rows_finite(const T* X, std::int64_t rows, std::int64_t features) {
-    return scan_rows(std::clamp(threads_.threads(), 1, fast::kMaxParts), X, rows, features, nullptr);
+    return scan_rows(std::clamp(threads_.threads(), 1, kMaxParts), X, rows, features, nullptr);
 }
 
 template <class T>
 bool Engine<T>::scan_rows(int threads, const T* X, std::int64_t rows, std::int64_t features, T* panels) {
-    const int parts = fast::row_parts(threads, rows, features);
-    bool finite[fast::kMaxParts];
+    const int parts = row_parts(threads, rows, features);
+    bool finite[kMaxParts];
     auto task = [&](int part) {
-        std::int64_t begin, end;
-        fast::row_range(part, parts, rows, begin, end);
-        const T* first = X + begin * features;
+        const RowRange range = part_rows(part, parts, rows);
+        const T* first = X + range.begin * features;
         finite[part] = panels != nullptr
-                           ? fast::narrow_build_panels(end - begin, features, first,
-                                                       panels + begin * fast::narrow_panel_columns(features))
-                           : core::all_finite(first, (end - begin) * features);
+                           ? fast::narrow_build_panels(range.size(), features, first,
+                                                       panels + range.begin * fast::narrow_panel_columns(features))
+                           : all_finite(first, range.size() * features);
     };
     pool_.run(parts, task);
     return std::all_of(finite, finite + parts, [](bool f) { return f; });
 }
 
 template <class T>
-core::UpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const core::BatchView<T>& batch,
-                                          const core::SolverConfig& config, core::StateOutput<T>& next) {
-    // 1. Check everything before any write to the state or the outputs
-    //    (the workspaces, the engine's own, are sized on the way).
+KernelPath Engine<T>::check(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                            const core::SolverConfig& config, const core::StateOutput<T>& next) {
     core::check_config(config);
     core::check_counters(state.counters);
     if (state.counters.fit_intercept != config.fit_intercept)
         throw core::EngineError(core::Status::invalid_state, "state fit_intercept does not match the configuration");
     core::check_batch_shape(batch.rows, batch.features, state.counters);
     core::check_state_values(state);
-    const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
-    check_blas_sizes(n, d);
+    check_blas_sizes(batch.rows, state.counters.n_parameters());
     if (next.coefficients == nullptr || next.information == nullptr)
         throw core::EngineError(core::Status::invalid_argument, "output state arrays must not be null");
+    return choose_kernel_path(kernel_, batch.rows, state.counters.n_parameters());
+}
 
-    Workspace<T>& ws = workspace_;
-    const core::KernelPath path = choose_kernel_path(kernel_, n, d);
-    const bool fast_path = path == core::KernelPath::fast;
-    // The narrow fast path builds its column panels of X while it tests X
-    // (one read of X for both; the workspace is the engine's, not state).
+template <class T>
+typename Engine<T>::BatchTerms Engine<T>::prepare(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                                  const core::SolverConfig& config) {
+    const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
+    BatchTerms terms;
+    terms.weights = batch.sample_weight != nullptr ? batch.sample_weight : unit_weights_.data();
+    const T* w = terms.weights;
+    // The batch's weight as NumPy sums it.
+    const T batch_weight = reference::pairwise_sum<T>(n, [=](std::int64_t i) { return w[i]; });
+    terms.weight_sum_before = state.counters.weight_sum;
+    terms.weight_sum_after = terms.weight_sum_before + static_cast<double>(batch_weight);
+    terms.bandwidth = core::bandwidth(config.tau, config.bandwidth_scale, terms.weight_sum_after, p);
+    terms.lambda_value =
+        core::lambda_level(config.penalty, config.tau, config.lambda_scale, terms.weight_sum_after, p);
+    terms.uses_history = core::uses_history(config, state.counters);
+    terms.history_coefficient = core::history_coefficient(terms.weight_sum_before, terms.weight_sum_after,
+                                                          state.counters.previous_lambda);
+    core::penalty_mask_and_history(d, p, state.coefficients, penalty_mask_.data(), history_direction_.data());
+    return terms;
+}
+
+template <class T>
+CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                       const core::SolverConfig& config, core::StateOutput<T>& next) {
+    // 1. Check everything before any write to the state or the outputs (the
+    //    buffers, the engine's own, are sized on the way).
+    const int threads = std::clamp(threads_.threads(), 1, kMaxParts);
+    const KernelPath path = check(state, batch, config, next);
+    const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
+    const bool fast_path = path == KernelPath::fast;
+    // The narrow fast path builds its column panels of X while it tests X.
     const bool narrow = fast_path && p <= fast::narrow_pass_max_features<T>;
     // Threads: the reference-order path sizes the BLAS pool (n_jobs); the
-    // fast path runs BLAS single-threaded and splits its row passes over
-    // the same number of threads on its own pool (no BLAS thread left
-    // spinning after the update).
-    const int threads = std::clamp(threads_.threads(), 1, fast::kMaxParts);
+    // fast path runs BLAS single-threaded and splits its row passes over the
+    // same number of threads on its own pool (no BLAS thread left spinning
+    // after the update).
     std::optional<ThreadPolicy::Scope> pool_scope;
     std::optional<BlasThreadsScope> single_thread_scope;
     if (fast_path) {
         single_thread_scope.emplace(1);
         // Rouses the workers of a split update now, so their futex wake-up
         // overlaps the preparation below instead of the first passes.
-        if (fast::row_parts(threads, n, p) > 1) pool_.wake();
+        if (row_parts(threads, n, p) > 1) pool_.wake();
     } else {
         pool_scope.emplace(threads_);
     }
-    ws.reserve(n, d, config.fit_intercept && !fast_path, batch.sample_weight == nullptr, fast_path ? threads : 1);
-    if (narrow) ws.reserve_panels(n, p);
-    if (fast_path && config.penalty == core::Penalty::l1 && p <= fast::kLocalMaxFeatures) ws.reserve_local_model(n, d);
-    core::check_batch_values(batch, [&] {
-        return scan_rows(threads, batch.X, n, p, narrow ? ws.narrow_panels.data() : nullptr);
-    });
-
-    // 2. The batch design, weights and schedules.
-    const T* design = batch.X;
-    if (config.fit_intercept && !fast_path) {
-        append_intercept_column(batch.X, n, p, ws.design.data());
-        design = ws.design.data();
+    for (auto* buffer : {&theta_, &candidate_, &step_, &gradient_, &penalty_mask_, &history_direction_})
+        growth_.grow(*buffer, d);
+    if (batch.sample_weight == nullptr && static_cast<std::int64_t>(unit_weights_.size()) < n) {
+        growth_.grow(unit_weights_, n);
+        std::fill(unit_weights_.begin(), unit_weights_.end(), T(1));
     }
-    const T* weights = batch.sample_weight != nullptr ? batch.sample_weight : ws.unit_weights.data();
-    const T batch_weight = pairwise_sum<T>(n, [=](std::int64_t i) { return weights[i]; });
-    const double weight_sum_before = state.counters.weight_sum;
-    const double weight_sum_after = weight_sum_before + static_cast<double>(batch_weight);
-    const double h = core::bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, p);
-    const double lambda = core::lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, p);
-
-    T* mask = ws.penalty_mask.data();
-    T* history_direction = ws.history_direction.data();
-    for (std::int64_t j = 0; j < d; ++j) {
-        mask[j] = j < p ? T(1) : T(0);
-        const T c = state.coefficients[j];
-        history_direction[j] = (c > T(0) ? T(1) : (c < T(0) ? T(-1) : T(0))) * mask[j];
-    }
-
-    core::UpdateDiagnostics diagnostics;
-    diagnostics.lambda_value = lambda;
-    diagnostics.bandwidth = h;
-    diagnostics.kernel_path = path;
+    ladder_.reserve(growth_, d);
     if (fast_path) {
-        fast::Problem<T> problem;
-        problem.rows = n;
-        problem.features = p;
-        problem.d = d;
-        problem.intercept = config.fit_intercept;
-        problem.X = batch.X;
-        if (narrow) {
-            problem.panels = ws.narrow_panels.data();
-            problem.panel_columns = fast::narrow_panel_columns(p);
-        }
-        problem.y = batch.y;
-        problem.w = weights;
-        problem.theta_prev = state.coefficients;
-        problem.information_prev = state.information;
-        problem.history_direction = history_direction;
-        problem.uses_history = config.penalty == core::Penalty::l1 && state.counters.n_samples_seen > 0;
-        problem.history_coefficient = weight_sum_before / weight_sum_after * state.counters.previous_lambda;
-        problem.weight_sum = weight_sum_after;
-        problem.tau = static_cast<T>(config.tau);
-        problem.bandwidth = static_cast<T>(h);
-        problem.ridge = static_cast<T>(config.ridge);
-        problem.ws = &ws;
-        problem.pool = &pool_;
-        problem.threads = threads;
-        fast::Gram<T> gram(problem);
-        SolverResult result;
-        if (config.penalty == core::Penalty::l1) {
-            result = fast::lamm(problem, gram, mask, lambda, config.max_iter, config.tol, diagnostics);
-            double l1_norm = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) l1_norm += std::fabs(static_cast<double>(ws.theta[j])) * mask[j];
-            diagnostics.objective = result.objective + lambda * l1_norm;
-        } else {
-            result = fast::damped_newton(problem, gram, config.max_iter, config.tol, diagnostics);
-            diagnostics.objective = result.objective;
-        }
-        diagnostics.iterations = result.iterations;
-        diagnostics.converged = result.converged;
-        fast::information_update(problem, gram, next.information, diagnostics);
-        diagnostics.parallel_dispatches = problem.dispatches;
-        diagnostics.late_dispatches = problem.late_workers;
-        diagnostics.threads_at_end = problem.serial ? 1 : problem.threads;
-        finish(state, next, n, lambda, weight_sum_after);
-        return diagnostics;
-    }
-
-    SurrogateObjective<T> objective;
-    objective.rows = n;
-    objective.d = d;
-    objective.design = design;
-    objective.response = batch.y;
-    objective.weights = weights;
-    objective.theta_prev = state.coefficients;
-    objective.information_prev = state.information;
-    objective.history_direction = history_direction;
-    objective.uses_history = config.penalty == core::Penalty::l1 && state.counters.n_samples_seen > 0;
-    objective.history_coefficient =
-        static_cast<T>(weight_sum_before / weight_sum_after * state.counters.previous_lambda);
-    objective.weight_sum = static_cast<T>(weight_sum_after);
-    objective.tau = static_cast<T>(config.tau);
-    objective.bandwidth = static_cast<T>(h);
-    objective.ridge = static_cast<T>(config.ridge);
-    objective.workspace = &ws;
-
-    // 3. Solve.
-    SolverResult result;
-    if (config.penalty == core::Penalty::l1) {
-        result = lamm(objective, mask, lambda, config.max_iter, config.tol);
-        const T* theta = ws.theta.data();
-        const T l1_norm = pairwise_sum<T>(d, [=](std::int64_t j) { return std::fabs(theta[j]) * mask[j]; });
-        diagnostics.objective = result.objective + lambda * static_cast<double>(l1_norm);
+        fast_buffers_.reserve(growth_, n, d, threads);
+        if (narrow) fast_buffers_.reserve_panels(growth_, n, p);
+        if (config.penalty == core::Penalty::l1 && p <= fast::kLocalMaxFeatures)
+            fast_buffers_.reserve_local_model(growth_, n, d);
     } else {
-        result = damped_newton(objective, config.max_iter, config.tol, diagnostics);
-        diagnostics.objective = result.objective;
+        reference_buffers_.reserve(growth_, n, d, config.fit_intercept);
     }
+    core::check_batch_values(
+        batch, [&] { return scan_rows(threads, batch.X, n, p, narrow ? fast_buffers_.narrow_panels.data() : nullptr); },
+        MultiversionFiniteness{});
+
+    // 2. The batch's weights, schedules and surrogate terms.
+    const BatchTerms terms = prepare(state, batch, config);
+    CpuUpdateDiagnostics diagnostics;
+    diagnostics.lambda_value = terms.lambda_value;
+    diagnostics.bandwidth = terms.bandwidth;
+    diagnostics.kernel_path = path;
+
+    // 3. Solve, and close the batch: J_new = J_prev + Z' diag(w kappa(r_hat)) Z
+    //    (written by the solve), theta_hat and the next state's counters.
+    const core::SolverResult<T> result =
+        fast_path ? solve_fast(state, batch, config, terms, threads, next.information, diagnostics)
+                  : solve_reference(state, batch, config, terms, next.information, diagnostics);
     diagnostics.iterations = result.iterations;
     diagnostics.converged = result.converged;
-
-    // 4. Close the batch: J_new = J_prev + Z' diag(w kappa(r_hat)) Z, with r_hat
-    //    the exact residual the solver kept for the returned theta.
-    T* gram = ws.gram.data();
-    objective.weighted_gram(ws.residual.data(), gram);
-    for (std::int64_t k = 0; k < d * d; ++k) next.information[k] = state.information[k] + gram[k];
-    finish(state, next, n, lambda, weight_sum_after);
+    diagnostics.objective = core::reported_objective(config.penalty, result.objective, terms.lambda_value, d,
+                                                     result.theta, penalty_mask_.data());
+    std::copy(result.theta, result.theta + d, next.coefficients);
+    next.counters = core::next_counters(state.counters, n, terms.lambda_value, terms.weight_sum_after);
     return diagnostics;
 }
 
 template <class T>
-void Engine<T>::finish(const core::StateView<T>& state, core::StateOutput<T>& next, std::int64_t rows, double lambda,
-                       double weight_sum_after) const {
-    const std::int64_t d = state.counters.n_parameters();
-    std::copy(workspace_.theta.data(), workspace_.theta.data() + d, next.coefficients);
-    next.counters = state.counters;
-    next.counters.n_samples_seen += rows;
-    next.counters.batch_count += 1;
-    next.counters.previous_lambda = lambda;
-    next.counters.weight_sum = weight_sum_after;
+core::SolverResult<T> Engine<T>::solve_fast(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                            const core::SolverConfig& config, const BatchTerms& terms, int threads,
+                                            T* next_information, CpuUpdateDiagnostics& diagnostics) {
+    const std::int64_t p = batch.features, d = state.counters.n_parameters();
+    fast::Problem<T> problem;
+    problem.rows = batch.rows;
+    problem.features = p;
+    problem.d = d;
+    problem.intercept = config.fit_intercept;
+    problem.X = batch.X;
+    if (p <= fast::narrow_pass_max_features<T>) {
+        problem.panels = fast_buffers_.narrow_panels.data();
+        problem.panel_columns = fast::narrow_panel_columns(p);
+    }
+    problem.y = batch.y;
+    problem.w = terms.weights;
+    problem.theta_prev = state.coefficients;
+    problem.information_prev = state.information;
+    problem.history_direction = history_direction_.data();
+    problem.uses_history = terms.uses_history;
+    problem.history_coefficient = terms.history_coefficient;
+    problem.weight_sum = terms.weight_sum_after;
+    problem.tau = static_cast<T>(config.tau);
+    problem.bandwidth = static_cast<T>(terms.bandwidth);
+    problem.ridge = static_cast<T>(config.ridge);
+    problem.options = fast_options_;
+    PartRunner runner(&pool_, threads);
+    if (fast_options_.serial_parts) runner.run_serially();
+    fast::Context<T> context{fast_buffers_, runner};
+    fast::GramCache<T> gram(problem, context);
+
+    core::SolverResult<T> result;
+    if (config.penalty == core::Penalty::l1) {
+        fast::LammEvaluator<T> evaluator(problem, context, gram, diagnostics.gram);
+        result = core::lamm(evaluator, d, state.coefficients, penalty_mask_.data(), terms.lambda_value,
+                            config.max_iter, config.tol, driver_buffers());
+        evaluator.finish(result.theta);
+        last_shortcuts_ = evaluator.shortcuts;
+        fast::information_update(problem, context, gram, nullptr, next_information, diagnostics.gram);
+    } else {
+        fast::NewtonEvaluator<T> evaluator(problem, context, gram, ladder_, diagnostics.gram, gradient_.data());
+        result = core::damped_newton(evaluator, d, state.coefficients, config.max_iter, config.tol,
+                                     driver_buffers(), diagnostics);
+        fast::information_update(problem, context, gram, evaluator.current_scores(), next_information,
+                                 diagnostics.gram);
+    }
+    diagnostics.parallel_dispatches = runner.dispatches();
+    diagnostics.late_dispatches = runner.late_dispatches();
+    diagnostics.threads_at_end = runner.serial() ? 1 : threads;
+    return result;
+}
+
+template <class T>
+core::SolverResult<T> Engine<T>::solve_reference(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                                 const core::SolverConfig& config, const BatchTerms& terms,
+                                                 T* next_information, CpuUpdateDiagnostics& diagnostics) {
+    const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
+    reference::ReferenceBuffers<T>& ws = reference_buffers_;
+    const T* design = batch.X;
+    if (config.fit_intercept) {
+        append_intercept_column(batch.X, n, p, ws.design.data());
+        design = ws.design.data();
+    }
+    reference::SurrogateObjective<T> objective;
+    objective.rows = n;
+    objective.d = d;
+    objective.design = design;
+    objective.response = batch.y;
+    objective.weights = terms.weights;
+    objective.theta_prev = state.coefficients;
+    objective.information_prev = state.information;
+    objective.history_direction = history_direction_.data();
+    objective.uses_history = terms.uses_history;
+    objective.history_coefficient = static_cast<T>(terms.history_coefficient);
+    objective.weight_sum = static_cast<T>(terms.weight_sum_after);
+    objective.tau = static_cast<T>(config.tau);
+    objective.bandwidth = static_cast<T>(terms.bandwidth);
+    objective.ridge = static_cast<T>(config.ridge);
+    objective.workspace = &ws;
+
+    core::SolverResult<T> result;
+    if (config.penalty == core::Penalty::l1) {
+        reference::LammEvaluator<T> evaluator(objective);
+        result = core::lamm(evaluator, d, state.coefficients, penalty_mask_.data(), terms.lambda_value,
+                            config.max_iter, config.tol, driver_buffers());
+    } else {
+        reference::NewtonEvaluator<T> evaluator(objective, ladder_, gradient_.data());
+        result = core::damped_newton(evaluator, d, state.coefficients, config.max_iter, config.tol,
+                                     driver_buffers(), diagnostics);
+    }
+    // r_hat is the exact residual the solver kept for theta_hat.
+    T* gram = ws.gram.data();
+    objective.weighted_gram(ws.residual.data(), gram);
+    for (std::int64_t k = 0; k < d * d; ++k) next_information[k] = state.information[k] + gram[k];
+    return result;
 }
 
 template <class T>

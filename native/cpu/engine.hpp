@@ -1,19 +1,33 @@
 // The CPU engine: one renewable Huber update (ALGORITHM.md) per call, for
-// one dtype. The engine owns only workspaces; the caller owns the state, so
-// it passes the previous state in and receives the next one in separate
-// buffers, and an error leaves its state untouched.
+// one dtype. The engine owns only buffers and threads; the caller owns the
+// state, so it passes the previous state in and receives the next one in
+// separate buffers, and an error leaves its state untouched.
+//
+// An update is check (every input, before anything is written), prepare
+// (the batch's weights, schedules and surrogate terms), solve (the core's
+// damped-Newton or LAMM driver over one of two evaluators: reference order
+// or fast, kernel_choice.hpp) and close (the information update and the
+// next state's counters).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/batch_view.hpp"
-#include "core/diagnostics.hpp"
+#include "core/driver_buffers.hpp"
+#include "core/solver_result.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
+#include "cpu/buffer_growth.hpp"
+#include "cpu/cpu_diagnostics.hpp"
+#include "cpu/fast/fast_buffers.hpp"
+#include "cpu/fast/lamm_evaluator.hpp"
+#include "cpu/fast/problem.hpp"
 #include "cpu/kernel_choice.hpp"
-#include "cpu/thread_policy.hpp"
-#include "cpu/worker_pool.hpp"
-#include "cpu/workspace.hpp"
+#include "cpu/platform/thread_policy.hpp"
+#include "cpu/platform/worker_pool.hpp"
+#include "cpu/reference/reference_buffers.hpp"
+#include "cpu/solve_ladder.hpp"
 
 namespace rh::cpu {
 
@@ -24,17 +38,15 @@ public:
         : threads_(n_jobs), kernel_(kernel) {}
 
     // Absorbs `batch` into `state`, writing the next state into `next`
-    // (coefficients d, information d x d; may not alias the inputs).
-    // Every input is checked before anything is written; errors throw
+    // (coefficients d, information d x d; may not alias the inputs). Every
+    // input is checked before anything is written; errors throw
     // core::EngineError.
-    core::UpdateDiagnostics update(const core::StateView<T>& state, const core::BatchView<T>& batch,
-                                   const core::SolverConfig& config, core::StateOutput<T>& next);
+    CpuUpdateDiagnostics update(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                const core::SolverConfig& config, core::StateOutput<T>& next);
 
     // Whether every value of X (rows x features, row-major) is finite: the
     // test update() makes, split over the threads like the fast path's row
-    // passes, so each thread leaves in its cache the rows it works on next
-    // (a test on one thread would leave every row in one core's cache, and
-    // the other core would fetch its half from there).
+    // passes, so each thread leaves in its cache the rows it works on next.
     bool rows_finite(const T* X, std::int64_t rows, std::int64_t features);
 
     // out = X coef[:p] (+ coef[p] with an intercept), X rows x p row-major.
@@ -44,24 +56,57 @@ public:
     int threads() const { return threads_.threads(); }
     KernelChoice kernel() const noexcept { return kernel_; }
     const ThreadPolicy& thread_policy() const noexcept { return threads_; }
-    std::int64_t workspace_allocations() const noexcept { return workspace_.allocation_events(); }
+    std::int64_t workspace_allocations() const noexcept { return growth_.events(); }
     int started_workers() const noexcept { return pool_.started_workers(); }
 
+    // The fast path's shortcuts (each changes no bit; tests switch them off
+    // to prove it) and how often they served in the last l1 update.
+    fast::FastOptions& fast_options() noexcept { return fast_options_; }
+    const fast::LammShortcuts& last_lamm_shortcuts() const noexcept { return last_shortcuts_; }
+
 private:
-    // rows_finite on `threads` threads (update() passes the count it took
-    // before it sized the BLAS pool for the call: with n_jobs=None the
-    // count is read from that pool). With `panels` (narrow_panel_size
-    // elements, p <= narrow_pass_max_features) each thread also builds its
-    // rows' column panels in the same read of X: the narrow fast path's
-    // test and its panels together.
+    // The batch's terms every solver needs (prepare()).
+    struct BatchTerms {
+        const T* weights = nullptr;
+        double weight_sum_before = 0.0;
+        double weight_sum_after = 0.0;
+        double bandwidth = 0.0;
+        double lambda_value = 0.0;
+        bool uses_history = false;
+        double history_coefficient = 0.0;
+    };
+
+    KernelPath check(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                     const core::SolverConfig& config, const core::StateOutput<T>& next);
+    BatchTerms prepare(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                       const core::SolverConfig& config);
+    // Each solves the batch and writes J_new into next_information.
+    core::SolverResult<T> solve_fast(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                     const core::SolverConfig& config, const BatchTerms& terms, int threads,
+                                     T* next_information, CpuUpdateDiagnostics& diagnostics);
+    core::SolverResult<T> solve_reference(const core::StateView<T>& state, const core::BatchView<T>& batch,
+                                          const core::SolverConfig& config, const BatchTerms& terms,
+                                          T* next_information, CpuUpdateDiagnostics& diagnostics);
+    // rows_finite on `threads` threads; with `panels` each thread also
+    // builds its rows' column panels in the same read of X (the narrow fast
+    // path's test and its panels together).
     bool scan_rows(int threads, const T* X, std::int64_t rows, std::int64_t features, T* panels);
-    // Coefficients from the workspace and the counters of the next state.
-    void finish(const core::StateView<T>& state, core::StateOutput<T>& next, std::int64_t rows, double lambda,
-                double weight_sum_after) const;
+    core::DriverBuffers<T> driver_buffers() {
+        return {theta_.data(), candidate_.data(), step_.data(), gradient_.data()};
+    }
 
     ThreadPolicy threads_;
     KernelChoice kernel_;
-    Workspace<T> workspace_;
+    BufferGrowth growth_;
+    // The drivers' vectors, the penalty mask and history direction (d), and
+    // unit weights (n) when sample_weight is absent.
+    std::vector<T> theta_, candidate_, step_, gradient_, penalty_mask_, history_direction_;
+    StaggeredVector<T> unit_weights_;
+    reference::ReferenceBuffers<T> reference_buffers_;
+    fast::FastBuffers<T> fast_buffers_;
+    SolveLadder<T> ladder_;
+    fast::FastOptions fast_options_;
+    fast::LammShortcuts last_shortcuts_;
     WorkerPool pool_;  // the fast path's row-parallel passes (started on first use)
 };
 

@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "core/diagnostics.hpp"
+#include "cpu/cpu_diagnostics.hpp"
 
 namespace rh::cpu {
 
@@ -29,10 +29,10 @@ enum class KernelChoice : int { automatic = 0, reference_order = 1, fast = 2 };
 // class (4096 x 17) is 1.18e6, the largest corpus batch is below 2^15.
 inline constexpr std::int64_t kFastKernelThreshold = std::int64_t{1} << 18;
 
-inline core::KernelPath choose_kernel_path(KernelChoice choice, std::int64_t rows, std::int64_t d) noexcept {
-    if (choice == KernelChoice::fast) return core::KernelPath::fast;
-    if (choice == KernelChoice::reference_order) return core::KernelPath::reference_order;
-    return rows * d * d > kFastKernelThreshold ? core::KernelPath::fast : core::KernelPath::reference_order;
+inline KernelPath choose_kernel_path(KernelChoice choice, std::int64_t rows, std::int64_t d) noexcept {
+    if (choice == KernelChoice::fast) return KernelPath::fast;
+    if (choice == KernelChoice::reference_order) return KernelPath::reference_order;
+    return rows * d * d > kFastKernelThreshold ? KernelPath::fast : KernelPath::reference_order;
 }
 
 }  // namespace rh::cpu

@@ -44,7 +44,7 @@ void transpose_into(std::int64_t d, const T* A, T* out) {
 // (gelsd) of the column-major system in `factor`, singular values below
 // rcond * the largest treated as zero.
 template <class T>
-core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x, T rcond, Workspace<T>& ws) {
+core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x, T rcond, SolveLadder<T>& ws) {
     std::copy(b, b + d, x);
     const auto info = blas::least_squares_solve(static_cast<blas::index_t>(d), factor, x, rcond,
                                                 ws.singular_values.data(), ws.least_squares_work.data(),
@@ -149,11 +149,26 @@ void small_cholesky_solve(std::int64_t d, const T* L, T* x) {
 }  // namespace
 
 template <class T>
-core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws,
-                                     bool prefer_cholesky) {
+void SolveLadder<T>::reserve(BufferGrowth& growth, std::int64_t d) {
+    for (auto* buffer : {&factor, &full, &factor_inverse}) growth.grow(*buffer, d * d);
+    growth.grow(pivots, d);
+    growth.grow(condition_work, 4 * d);
+    growth.grow(condition_iwork, d);
+    if (least_squares_size_ < d) {
+        const auto sizes = blas::least_squares_workspace(static_cast<blas::index_t>(d), T{});
+        growth.grow(least_squares_work, sizes.work);
+        growth.grow(least_squares_iwork, sizes.iwork);
+        growth.grow(singular_values, sizes.singular_values);
+        least_squares_size_ = d;
+    }
+}
+
+template <class T>
+core::SolveRoute SolveLadder<T>::solve_general(std::int64_t d, const T* A, const T* b, T* x, bool prefer_cholesky) {
+    SolveLadder<T>& ws = *this;
     const auto n = static_cast<blas::index_t>(d);
-    T* factor = ws.factor.data();
     if (prefer_cholesky && exactly_symmetric(d, A)) {
+        T* factor = this->factor.data();
         std::copy(A, A + d * d, factor);
         if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor)) {
             std::copy(b, b + d, x);
@@ -161,6 +176,7 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
         }
     }
+    T* factor = this->factor.data();
     transpose_into(d, A, factor);  // LAPACK wants column-major A, as NumPy passes it
     if (blas::lu_factor(n, factor, ws.pivots.data()) == 0) {
         std::copy(b, b + d, x);
@@ -172,10 +188,10 @@ core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* 
 }
 
 template <class T>
-core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& ws) {
+core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, const T* b, T* x) {
+    SolveLadder<T>& ws = *this;
     const auto n = static_cast<blas::index_t>(d);
-    T* factor = ws.factor.data();
-    T* full = ws.newton_matrix_full.data();
+    T* full = this->full.data();
     // The mirrored matrix (its own transpose: row-major = column-major) and its 1-norm.
     T norm = T(0);
     for (std::int64_t i = 0; i < d; ++i)
@@ -185,6 +201,7 @@ core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A, const
         for (std::int64_t j = 0; j < d; ++j) row += std::fabs(full[i * d + j]);
         norm = std::max(norm, row);
     }
+    T* factor = this->factor.data();
     // Singular to working precision: the cutoff gelsd applies (rcond = eps d).
     const T smallest_rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(d);
     if (d <= kSmallSystem) {
@@ -216,14 +233,7 @@ core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A, const
     return solve_minimum_norm(d, factor, b, x, smallest_rcond, ws);
 }
 
-template core::SolveRoute solve_symmetric_with_fallback<float>(std::int64_t, const float*, const float*, float*,
-                                                               Workspace<float>&);
-template core::SolveRoute solve_symmetric_with_fallback<double>(std::int64_t, const double*, const double*,
-                                                                double*, Workspace<double>&);
-
-template core::SolveRoute solve_with_fallback<float>(std::int64_t, const float*, const float*, float*,
-                                                     Workspace<float>&, bool);
-template core::SolveRoute solve_with_fallback<double>(std::int64_t, const double*, const double*, double*,
-                                                      Workspace<double>&, bool);
+template class SolveLadder<float>;
+template class SolveLadder<double>;
 
 }  // namespace rh::cpu

@@ -1,44 +1,56 @@
-// solve_with_fallback: the Newton system A x = b (ALGORITHM.md, "solve"):
-//   1. (only with prefer_cholesky) Cholesky, when A is exactly symmetric, the
-//      factorization succeeds and its pivots show a well-conditioned matrix;
-//   2. LU with partial pivoting (what the NumPy reference runs);
-//   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d) when A is
-//      exactly singular or a solution is not finite.
+// The solve ladder of the Newton system A x = b (ALGORITHM.md, "solve"),
+// with the buffers it factors in (grown once per parameter count).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/diagnostics.hpp"
-#include "cpu/workspace.hpp"
+#include "cpu/buffer_growth.hpp"
+#include "cpu/platform/blas_provider.hpp"
 
 namespace rh::cpu {
 
-// The engine solves with prefer_cholesky = false: the Newton line search
-// compares objective values at noise level, so a step that differs from the
-// reference's LU step in its last bits can change an accept/reject decision;
-// the project corpus (many_small_batches_f64) misses its tolerance with the
-// Cholesky route and replays with LU. For d <= a few hundred the solve is a
-// small share of an iteration (the Gram costs rows x d^2 / 2).
-//
-// A is d x d row-major (left intact); b has length d; x receives the solution.
 template <class T>
-core::SolveRoute solve_with_fallback(std::int64_t d, const T* A, const T* b, T* x, Workspace<T>& workspace,
-                                     bool prefer_cholesky = false);
+class SolveLadder {
+public:
+    void reserve(BufferGrowth& growth, std::int64_t d);
 
-// The fast path's ladder. A is d x d row-major and only its upper triangle
-// is read (the Newton matrix is symmetric by construction there). With
-// "singular to working precision" meaning a LAPACK 1-norm reciprocal
-// condition estimate (pocon/gecon) <= eps * d, the cutoff gelsd applies:
-//   1. Cholesky (potrf/potrs; up to d = 32 an inline factorization whose
-//      reciprocal condition number is computed exactly from the inverse
-//      factor) when it succeeds, the matrix is not singular to working
-//      precision and the solution is finite;
-//   2. LU with partial pivoting on the same terms;
-//   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d).
-// Unlike the reference's LU (which only falls back on an exactly zero
-// pivot), a numerically singular system always takes the minimum-norm route.
-template <class T>
-core::SolveRoute solve_symmetric_with_fallback(std::int64_t d, const T* A_upper, const T* b, T* x,
-                                               Workspace<T>& workspace);
+    // The reference order's ladder (A d x d row-major, left intact):
+    //   1. (only with prefer_cholesky) Cholesky, when A is exactly
+    //      symmetric, the factorization succeeds and its pivots show a
+    //      well-conditioned matrix;
+    //   2. LU with partial pivoting (what the NumPy reference runs);
+    //   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d) when A
+    //      is exactly singular or a solution is not finite.
+    // The engine solves with prefer_cholesky = false: the Newton line search
+    // compares objective values at noise level, so a step that differs from
+    // the reference's LU step in its last bits can change an accept/reject
+    // decision.
+    core::SolveRoute solve_general(std::int64_t d, const T* A, const T* b, T* x, bool prefer_cholesky = false);
+
+    // The fast path's ladder. Only A's upper triangle is read (the Newton
+    // matrix is symmetric by construction there). With "singular to working
+    // precision" meaning a 1-norm reciprocal condition number (LAPACK's
+    // pocon/gecon estimate; up to d = 32 computed exactly from the inverse
+    // factor) <= eps * d, the cutoff gelsd applies:
+    //   1. Cholesky when it succeeds, the matrix is not singular to working
+    //      precision and the solution is finite;
+    //   2. LU with partial pivoting on the same terms;
+    //   3. minimum-norm least squares by SVD (gelsd, rcond = eps * d).
+    core::SolveRoute solve_symmetric(std::int64_t d, const T* A_upper, const T* b, T* x);
+
+    // Factor, mirrored matrix, inverse factor (d x d each), pivots, the
+    // condition estimates' work, and gelsd's work.
+    std::vector<T> factor, full, factor_inverse;
+    std::vector<blas::index_t> pivots, least_squares_iwork, condition_iwork;
+    std::vector<T> singular_values, least_squares_work, condition_work;
+
+private:
+    std::int64_t least_squares_size_ = -1;
+};
+
+extern template class SolveLadder<float>;
+extern template class SolveLadder<double>;
 
 }  // namespace rh::cpu

@@ -15,13 +15,14 @@
 #include <optional>
 #include <string>
 
-#include "core/diagnostics.hpp"
-#include "core/invariants.hpp"
-#include "core/multiversion.hpp"
 #include "core/status.hpp"
-#include "cpu/blas_provider.hpp"
+#include "core_bindings.hpp"
+#include "cpu/cpu_diagnostics.hpp"
 #include "cpu/engine.hpp"
-#include "cpu/thread_policy.hpp"
+#include "cpu/platform/blas_provider.hpp"
+#include "cpu/platform/finite_scan.hpp"
+#include "cpu/platform/isa_dispatch.hpp"
+#include "cpu/platform/thread_policy.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -39,13 +40,6 @@ using OutMatrix = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
 
 void fail(const std::string& message) {
     throw rh::core::EngineError(rh::core::Status::invalid_argument, message);
-}
-
-rh::core::Penalty parse_penalty(const std::string& penalty) {
-    if (penalty == "none") return rh::core::Penalty::none;
-    if (penalty == "l1") return rh::core::Penalty::l1;
-    fail("penalty must be either 'none' or 'l1'");
-    return rh::core::Penalty::none;
 }
 
 rh::cpu::KernelChoice parse_kernel(const std::string& kernel) {
@@ -66,7 +60,7 @@ const char* kernel_choice_name(rh::cpu::KernelChoice kernel) {
 }
 
 template <class T>
-std::pair<rh::core::UpdateDiagnostics, rh::core::StateCounters> update(
+std::pair<rh::cpu::CpuUpdateDiagnostics, rh::core::StateCounters> update(
     rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
     Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
     OutVector<T> out_coefficients, OutMatrix<T> out_information) {
@@ -83,7 +77,7 @@ std::pair<rh::core::UpdateDiagnostics, rh::core::StateCounters> update(
     rh::core::BatchView<T> batch{X.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
                                  static_cast<std::int64_t>(X.shape(0)), static_cast<std::int64_t>(X.shape(1))};
     rh::core::StateOutput<T> next{out_coefficients.data(), out_information.data(), counters};
-    rh::core::UpdateDiagnostics diagnostics;
+    rh::cpu::CpuUpdateDiagnostics diagnostics;
     {
         nb::gil_scoped_release released;
         diagnostics = engine.update(state, batch, config, next);
@@ -141,7 +135,7 @@ void bind_all_finite(nb::module_& m, const char* doc) {
         "all_finite",
         [](nb::ndarray<const T, nb::c_contig, nb::device::cpu> a) {
             nb::gil_scoped_release release;
-            return rh::core::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
+            return rh::cpu::all_finite(a.data(), static_cast<std::int64_t>(a.size()));
         },
         "a"_a.noconvert(), doc);
 }
@@ -155,70 +149,21 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     // rows * d * d above which kernel="auto" takes the fast path.
     m.attr("FAST_KERNEL_THRESHOLD") = rh::cpu::kFastKernelThreshold;
 
-    static PyObject* engine_error =
-        PyErr_NewExceptionWithDoc("_renewable_huber_native_cpu.EngineError",
-                                  "An engine failure: args = (message, status name).", PyExc_RuntimeError, nullptr);
-    m.attr("EngineError") = nb::handle(engine_error);
-    nb::register_exception_translator(
-        [](const std::exception_ptr& p, void*) {
-            try {
-                std::rethrow_exception(p);
-            } catch (const rh::core::EngineError& error) {
-                PyObject* args = Py_BuildValue("(ss)", error.what(), rh::core::status_name(error.status()));
-                PyErr_SetObject(engine_error, args);
-                Py_XDECREF(args);
-            }
-        },
-        nullptr);
+    rh::python::bind_engine_error(m, "_renewable_huber_native_cpu.EngineError");
+    rh::python::bind_core_types(m);
 
-    nb::class_<rh::core::SolverConfig>(m, "SolverConfig")
-        .def(
-            "__init__",
-            [](rh::core::SolverConfig* self, double tau, const std::string& penalty, double lambda_scale,
-               double bandwidth_scale, bool fit_intercept, int max_iter, double tol, double ridge) {
-                new (self) rh::core::SolverConfig{tau, parse_penalty(penalty), lambda_scale, bandwidth_scale,
-                                                  fit_intercept, max_iter, tol, ridge};
-            },
-            "tau"_a, "penalty"_a, "lambda_scale"_a, "bandwidth_scale"_a, "fit_intercept"_a, "max_iter"_a, "tol"_a,
-            "ridge"_a);
-
-    nb::class_<rh::core::StateCounters>(m, "StateCounters")
-        .def(
-            "__init__",
-            [](rh::core::StateCounters* self, std::int64_t n_features_in, bool fit_intercept,
-               std::int64_t n_samples_seen, std::int64_t batch_count, double previous_lambda, double weight_sum) {
-                new (self) rh::core::StateCounters{n_features_in, fit_intercept, n_samples_seen, batch_count,
-                                                   previous_lambda, weight_sum};
-            },
-            "n_features_in"_a, "fit_intercept"_a, "n_samples_seen"_a, "batch_count"_a, "previous_lambda"_a,
-            "weight_sum"_a)
-        .def_ro("n_features_in", &rh::core::StateCounters::n_features_in)
-        .def_ro("fit_intercept", &rh::core::StateCounters::fit_intercept)
-        .def_ro("n_samples_seen", &rh::core::StateCounters::n_samples_seen)
-        .def_ro("batch_count", &rh::core::StateCounters::batch_count)
-        .def_ro("previous_lambda", &rh::core::StateCounters::previous_lambda)
-        .def_ro("weight_sum", &rh::core::StateCounters::weight_sum);
-
-    nb::class_<rh::core::UpdateDiagnostics>(m, "UpdateDiagnostics")
-        .def_ro("iterations", &rh::core::UpdateDiagnostics::iterations)
-        .def_ro("converged", &rh::core::UpdateDiagnostics::converged)
-        .def_ro("objective", &rh::core::UpdateDiagnostics::objective)
-        .def_ro("lambda_value", &rh::core::UpdateDiagnostics::lambda_value)
-        .def_ro("bandwidth", &rh::core::UpdateDiagnostics::bandwidth)
-        .def_ro("cholesky_solves", &rh::core::UpdateDiagnostics::cholesky_solves)
-        .def_ro("lu_solves", &rh::core::UpdateDiagnostics::lu_solves)
-        .def_ro("least_squares_solves", &rh::core::UpdateDiagnostics::least_squares_solves)
-        .def_prop_ro("solve_route",
-                     [](const rh::core::UpdateDiagnostics& d) { return std::string(solve_route_name(d.solve_route)); })
-        .def_prop_ro("used_least_squares_fallback", &rh::core::UpdateDiagnostics::used_least_squares_fallback)
+    // The CPU engine's own diagnostics: the contract's fields and its counters.
+    using rh::cpu::CpuUpdateDiagnostics;
+    nb::class_<CpuUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CpuUpdateDiagnostics")
         .def_prop_ro("kernel_path",
-                     [](const rh::core::UpdateDiagnostics& d) { return std::string(kernel_path_name(d.kernel_path)); })
-        .def_ro("gram_full_updates", &rh::core::UpdateDiagnostics::gram_full_updates)
-        .def_ro("gram_incremental_updates", &rh::core::UpdateDiagnostics::gram_incremental_updates)
-        .def_ro("gram_changed_rows", &rh::core::UpdateDiagnostics::gram_changed_rows)
-        .def_ro("parallel_dispatches", &rh::core::UpdateDiagnostics::parallel_dispatches)
-        .def_ro("late_dispatches", &rh::core::UpdateDiagnostics::late_dispatches)
-        .def_ro("threads_at_end", &rh::core::UpdateDiagnostics::threads_at_end);
+                     [](const CpuUpdateDiagnostics& d) { return std::string(rh::cpu::kernel_path_name(d.kernel_path)); })
+        .def_prop_ro("gram_full_updates", [](const CpuUpdateDiagnostics& d) { return d.gram.full_updates; })
+        .def_prop_ro("gram_incremental_updates",
+                     [](const CpuUpdateDiagnostics& d) { return d.gram.incremental_updates; })
+        .def_prop_ro("gram_changed_rows", [](const CpuUpdateDiagnostics& d) { return d.gram.changed_rows; })
+        .def_ro("parallel_dispatches", &CpuUpdateDiagnostics::parallel_dispatches)
+        .def_ro("late_dispatches", &CpuUpdateDiagnostics::late_dispatches)
+        .def_ro("threads_at_end", &CpuUpdateDiagnostics::threads_at_end);
 
     bind_engine<double>(m, "EngineFloat64", "float64");
     bind_engine<float>(m, "EngineFloat32", "float32");
@@ -227,7 +172,7 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
     m.def("blas_config", &rh::cpu::blas::provider_config, "the provider's own build/config string");
     m.def("blas_threads", &rh::cpu::blas::get_num_threads, "current size of the provider's thread pool");
     m.def(
-        "isa_level", [] { return std::string(rh::core::isa_level_name(rh::core::isa_level())); },
+        "isa_level", [] { return std::string(rh::cpu::isa_level_name(rh::cpu::isa_level())); },
         "instruction-set level of the narrow kernels: baseline, x86-64-v3 or x86-64-v4 (RH_NATIVE_ISA_LEVEL caps it)");
     m.def("available_cores", &rh::cpu::available_cores, "cores this process may run on (its CPU affinity)");
     // The engine's vectorized finiteness test, for the estimator's input

@@ -131,7 +131,7 @@ TYPED_TEST(EngineTest, NonFiniteRowsAreFoundInEveryThreadsPart) {
     ASSERT_TRUE(engine.rows_finite(batch.X.data(), rows, features));
     // update() takes the narrow fast path here, whose panel build tests X
     // (Engine::scan_rows); rows_finite is the plain test.
-    EXPECT_EQ(update_into(engine, empty, batch, core::SolverConfig{}, next).kernel_path, core::KernelPath::fast);
+    EXPECT_EQ(update_into(engine, empty, batch, core::SolverConfig{}, next).kernel_path, cpu::KernelPath::fast);
     next = sentinel_state<T>(features);
     for (std::int64_t row : {std::int64_t{0}, rows / 2 - 1, rows / 2, rows / 2 + 7, rows - 1}) {
         for (T bad : {std::numeric_limits<T>::quiet_NaN(), -std::numeric_limits<T>::infinity()}) {

@@ -55,7 +55,7 @@ struct OwnedState {
 
 // One update from `state` into a fresh state; returns the diagnostics.
 template <class T>
-core::UpdateDiagnostics update_into(cpu::Engine<T>& engine, const OwnedState<T>& state, const Batch<T>& batch,
+cpu::CpuUpdateDiagnostics update_into(cpu::Engine<T>& engine, const OwnedState<T>& state, const Batch<T>& batch,
                                     const core::SolverConfig& config, OwnedState<T>& next) {
     auto output = next.output();
     const auto diagnostics = engine.update(state.view(), batch.view(), config, output);

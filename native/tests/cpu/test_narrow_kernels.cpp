@@ -2,7 +2,7 @@
 // direct double-precision sums, at every row-width class and at row counts
 // that exercise full row groups, partial groups and the zero-padded tail.
 // CTest runs this binary once per instruction-set level the machine has
-// (RH_NATIVE_ISA_LEVEL caps core::isa_level()).
+// (RH_NATIVE_ISA_LEVEL caps cpu::isa_level()).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,9 +11,9 @@
 #include <random>
 #include <vector>
 
-#include "core/multiversion.hpp"
-#include "cpu/narrow_gram.hpp"
-#include "cpu/narrow_passes.hpp"
+#include "cpu/platform/isa_dispatch.hpp"
+#include "cpu/kernels/narrow_gram.hpp"
+#include "cpu/kernels/narrow_passes.hpp"
 
 using namespace rh;
 
@@ -89,7 +89,7 @@ using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(NarrowKernels, Types);
 
 TEST(NarrowKernelsLevel, ReportsTheLevelInUse) {
-    const char* level = core::isa_level_name(core::isa_level());
+    const char* level = cpu::isa_level_name(cpu::isa_level());
     ::testing::Test::RecordProperty("isa_level", level);
     std::printf("narrow kernels at %s\n", level);
     SUCCEED();
@@ -198,9 +198,14 @@ TYPED_TEST(NarrowKernels, TrialPassMatchesDirectSums) {
                 Rows<T> rows(n, p, static_cast<unsigned>(31 * p + n));
                 std::vector<T> r_trial(n), s(n), product(p, T(-7));
                 const auto panels = rows.panels();
-                const auto sums = cpu::fast::narrow_trial_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(),
-                                                          rows.w.data(), tau, r_trial.data(),
-                                                          with_product ? product.data() : nullptr);
+                const auto sums = cpu::fast::narrow_trial_pass<T>({.rows = {n, p, panels.data()},
+                                                                   .change = rows.v.data(),
+                                                                   .b = b,
+                                                                   .r = rows.r.data(),
+                                                                   .w = rows.w.data(),
+                                                                   .tau = tau,
+                                                                   .r_trial = r_trial.data(),
+                                                                   .product = with_product ? product.data() : nullptr});
                 double loss = 0.0, score = 0.0, magnitude = 0.0;
                 for (std::int64_t i = 0; i < n; ++i) {
                     const double exact = double(rows.r[i]) - (rows.dot(i, rows.v) + double(b));
@@ -237,15 +242,35 @@ TYPED_TEST(NarrowKernels, PairTrialPassEqualsTwoSingleTrialsBitForBit) {
             std::vector<T> r_first(n), r_second(n), single_first(n), single_second(n), product(p, T(-7)),
                 single_product(p, T(-7));
             cpu::fast::TrialSums first_sums;
-            const auto second_sums = cpu::fast::narrow_pair_trial_pass(
-                n, p, panels.data(), rows.v.data(), b_first, second_change.data(), b_second, rows.r.data(),
-                rows.w.data(), tau, r_first.data(), r_second.data(), product.data(), &first_sums);
-            const auto single_first_sums = cpu::fast::narrow_trial_pass(
-                n, p, panels.data(), rows.v.data(), b_first, rows.r.data(), rows.w.data(), tau, single_first.data(),
-                static_cast<T*>(nullptr));
-            const auto single_second_sums = cpu::fast::narrow_trial_pass(
-                n, p, panels.data(), second_change.data(), b_second, rows.r.data(), rows.w.data(), tau,
-                single_second.data(), single_product.data());
+            const cpu::fast::PanelRows<T> panel_rows{n, p, panels.data()};
+            const auto second_sums = cpu::fast::narrow_pair_trial_pass<T>({.rows = panel_rows,
+                                                                           .first_change = rows.v.data(),
+                                                                           .first_b = b_first,
+                                                                           .second_change = second_change.data(),
+                                                                           .second_b = b_second,
+                                                                           .r = rows.r.data(),
+                                                                           .w = rows.w.data(),
+                                                                           .tau = tau,
+                                                                           .r_first = r_first.data(),
+                                                                           .r_second = r_second.data(),
+                                                                           .product = product.data(),
+                                                                           .first_sums = &first_sums});
+            const auto single_first_sums = cpu::fast::narrow_trial_pass<T>({.rows = panel_rows,
+                                                                            .change = rows.v.data(),
+                                                                            .b = b_first,
+                                                                            .r = rows.r.data(),
+                                                                            .w = rows.w.data(),
+                                                                            .tau = tau,
+                                                                            .r_trial = single_first.data(),
+                                                                            .product = nullptr});
+            const auto single_second_sums = cpu::fast::narrow_trial_pass<T>({.rows = panel_rows,
+                                                                             .change = second_change.data(),
+                                                                             .b = b_second,
+                                                                             .r = rows.r.data(),
+                                                                             .w = rows.w.data(),
+                                                                             .tau = tau,
+                                                                             .r_trial = single_second.data(),
+                                                                             .product = single_product.data()});
             ASSERT_EQ(r_first, single_first) << "p=" << p << " n=" << n;
             ASSERT_EQ(r_second, single_second) << "p=" << p << " n=" << n;
             ASSERT_EQ(product, single_product) << "p=" << p << " n=" << n;
@@ -298,9 +323,16 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             const auto panels = rows.panels();
             double step_loss = -1.0;
             auto step = [&] {
-                return cpu::fast::narrow_step_pass(n, p, panels.data(), rows.v.data(), b, rows.r.data(), rows.w.data(),
-                                                   tau, h, c_gram.data(), dz.data(), r_next.data(), s.data(), c.data(),
-                                                   product.data(), &step_loss);
+                return cpu::fast::narrow_step_pass<T>(
+                    {.rows = {n, p, panels.data()},
+                     .step = rows.v.data(),
+                     .b = b,
+                     .r = rows.r.data(),
+                     .scoring = {.w = rows.w.data(), .tau = tau, .h = h, .c_gram = c_gram.data(), .s = s.data(), .c = c.data()},
+                     .dz = dz.data(),
+                     .r_next = r_next.data(),
+                     .product = product.data(),
+                     .loss = &step_loss});
             };
             auto sums = step();
             // The full step's loss, summed as the line search's loss pass sums it at t = 1.
@@ -321,9 +353,18 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             // curvature (and its counts) and without.
             for (bool with_curvature : {true, false}) {
                 std::fill(c.begin(), c.end(), T(-7));
-                const auto start = cpu::fast::narrow_residual_pass(
-                    n, p, panels.data(), rows.v.data(), b, rows.y.data(), rows.w.data(), tau, h, c_gram.data(),
-                    r.data(), s.data(), with_curvature ? c.data() : nullptr, product.data());
+                const auto start = cpu::fast::narrow_residual_pass<T>({.rows = {n, p, panels.data()},
+                                                                       .theta = rows.v.data(),
+                                                                       .b = b,
+                                                                       .y = rows.y.data(),
+                                                                       .scoring = {.w = rows.w.data(),
+                                                                                   .tau = tau,
+                                                                                   .h = h,
+                                                                                   .c_gram = c_gram.data(),
+                                                                                   .s = s.data(),
+                                                                                   .c = with_curvature ? c.data() : nullptr},
+                                                                       .r = r.data(),
+                                                                       .product = product.data()});
                 for (std::int64_t i = 0; i < n; ++i) {
                     const double tol =
                         4.0 * eps<T>() * (rows.dot_magnitude(i, rows.v) + std::fabs(double(rows.y[i])) + 1.0);
@@ -338,9 +379,13 @@ TYPED_TEST(NarrowKernels, StepResidualAndAdvancePassesMatchDirectSums) {
             // step pass, with X' s.
             const T t = T(0.375);
             std::vector<T> advanced = rows.r;
-            const auto moved = cpu::fast::narrow_advance_pass(n, p, panels.data(), t, dz.data(), advanced.data(),
-                                                              rows.w.data(), tau, h, c_gram.data(), s.data(),
-                                                              c.data(), product.data());
+            const auto moved = cpu::fast::narrow_advance_pass<T>(
+                {.rows = {n, p, panels.data()},
+                 .t = t,
+                 .dz = dz.data(),
+                 .r = advanced.data(),
+                 .scoring = {.w = rows.w.data(), .tau = tau, .h = h, .c_gram = c_gram.data(), .s = s.data(), .c = c.data()},
+                 .product = product.data()});
             for (std::int64_t i = 0; i < n; ++i) {
                 // r + t dz, rounded once (a fused multiply-add) or twice.
                 const double exact = double(rows.r[i]) + double(t) * double(dz[i]);

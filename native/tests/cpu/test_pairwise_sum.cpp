@@ -2,9 +2,9 @@
 
 #include <vector>
 
-#include "cpu/pairwise_sum.hpp"
+#include "cpu/reference/pairwise_sum.hpp"
 
-using rh::cpu::pairwise_sum;
+using rh::cpu::reference::pairwise_sum;
 
 TEST(PairwiseSum, SumsExactlyRepresentableValuesExactly) {
     for (std::int64_t n : {0, 1, 7, 8, 9, 127, 128, 129, 1000, 4097}) {

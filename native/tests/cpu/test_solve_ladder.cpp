@@ -6,17 +6,18 @@
 #include "cpu/solve_ladder.hpp"
 
 using rh::core::SolveRoute;
-using rh::cpu::solve_with_fallback;
-using rh::cpu::Workspace;
+using rh::cpu::BufferGrowth;
+using rh::cpu::SolveLadder;
 
 namespace {
 struct Ladder {
-    Workspace<double> workspace;
-    explicit Ladder(std::int64_t d) { workspace.reserve(1, d, false, false); }
+    BufferGrowth growth;
+    SolveLadder<double> ladder;
+    explicit Ladder(std::int64_t d) { ladder.reserve(growth, d); }
     SolveRoute solve(std::int64_t d, const std::vector<double>& A, const std::vector<double>& b, std::vector<double>& x,
                      bool prefer_cholesky = true) {
         x.assign(d, 0.0);
-        return solve_with_fallback(d, A.data(), b.data(), x.data(), workspace, prefer_cholesky);
+        return ladder.solve_general(d, A.data(), b.data(), x.data(), prefer_cholesky);
     }
 };
 }  // namespace
@@ -90,10 +91,11 @@ std::vector<T> random_spd(std::int64_t d, unsigned seed, double shift) {
 
 template <class T>
 SolveRoute symmetric_solve(std::int64_t d, const std::vector<T>& A, const std::vector<T>& b, std::vector<T>& x) {
-    Workspace<T> workspace;
-    workspace.reserve(1, d, false, false);
+    BufferGrowth growth;
+    SolveLadder<T> ladder;
+    ladder.reserve(growth, d);
     x.assign(d, T(0));
-    return rh::cpu::solve_symmetric_with_fallback(d, A.data(), b.data(), x.data(), workspace);
+    return ladder.solve_symmetric(d, A.data(), b.data(), x.data());
 }
 }  // namespace
 

@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "cpu/staggered_allocator.hpp"
+#include "cpu/platform/staggered_allocator.hpp"
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "core/status.hpp"
-#include "cpu/blas_provider.hpp"
-#include "cpu/thread_policy.hpp"
+#include "cpu/platform/blas_provider.hpp"
+#include "cpu/platform/thread_policy.hpp"
 
 using rh::cpu::ThreadPolicy;
 

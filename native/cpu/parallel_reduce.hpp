@@ -1,0 +1,133 @@
+// The fast path's one pattern of parallel work: split the rows of a batch
+// into a fixed partition, run each part (on the engine's WorkerPool), and
+// combine the parts' results in part order. The partition depends only on
+// the thread count the update started with and the batch shape, and the
+// combination order only on the partition, so a result is bit for bit the
+// same whoever ran which part: n_jobs fixes the bits, not the scheduler.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cpu/platform/worker_pool.hpp"
+
+namespace rh::cpu {
+
+// Parts of a split pass at most; a part must hold at least this much work
+// (elements of X for the row passes, multiply-adds for a Gram) before a
+// pass is split: below it the dispatch costs more than it saves (measured,
+// docs/native-cpu.md).
+inline constexpr int kMaxParts = 64;
+inline constexpr std::int64_t kParallelProductElements = std::int64_t{1} << 15;
+inline constexpr std::int64_t kParallelGramFlops = std::int64_t{1} << 19;
+
+inline int parts_for(int threads, std::int64_t work, std::int64_t per_part) {
+    if (threads <= 1) return 1;
+    const std::int64_t parts = std::min<std::int64_t>({threads, work / per_part, kMaxParts});
+    return parts < 2 ? 1 : static_cast<int>(parts);
+}
+
+// The parts of the passes over rows: every O(n) pass splits rows like the
+// passes over X, so each thread touches the rows (and their r, s, c) it
+// already holds in its cache (a serial pass after a parallel one would pull
+// the other core's half of every row-sized buffer across).
+inline int row_parts(int threads, std::int64_t rows, std::int64_t features) {
+    return parts_for(threads, rows * std::max<std::int64_t>(features, 1), kParallelProductElements);
+}
+
+// Rows [begin, end) of part `part` of `parts` over n rows (edges at
+// multiples of 16 rows).
+struct RowRange {
+    std::int64_t begin = 0;
+    std::int64_t end = 0;
+    std::int64_t size() const noexcept { return end - begin; }
+};
+
+inline RowRange part_rows(int part, int parts, std::int64_t n) {
+    auto edge = [&](int k) {
+        if (k >= parts) return n;
+        const std::int64_t e = (n * k / parts) & ~std::int64_t{15};
+        return std::min(e, n);
+    };
+    return {edge(part), edge(part + 1)};
+}
+
+// Runs the parts of one update on a pool. Two dispatches in which awake
+// workers did not show up (their cores busy elsewhere, e.g. with another
+// library's spinning BLAS threads) make the calling thread run the rest of
+// the update's parts itself; so do kMaxSleepingDispatches in which they were
+// still asleep (a worker that never gets a core never wakes). A worker found
+// asleep is woken by that dispatch and normally takes the next one. The
+// partition stays the one the thread count fixed, so the result does not
+// change when the caller runs every part.
+class PartRunner {
+public:
+    static constexpr int kMaxSleepingDispatches = 8;
+
+    // pool == nullptr: every pass runs in one part.
+    PartRunner(WorkerPool* pool, int threads) : pool_(pool), threads_(threads) {}
+
+    int threads() const noexcept { return threads_; }
+    int parts_for(std::int64_t work, std::int64_t per_part) const {
+        return pool_ == nullptr ? 1 : rh::cpu::parts_for(threads_, work, per_part);
+    }
+    int row_parts(std::int64_t rows, std::int64_t features) const {
+        return pool_ == nullptr ? 1 : rh::cpu::row_parts(threads_, rows, features);
+    }
+
+    // task(part) for every part in [0, parts).
+    template <class Task>
+    void run(int parts, Task& task) {
+        if (parts > 1) ++dispatches_;
+        if (serial_) {
+            for (int part = 0; part < parts; ++part) task(part);
+            return;
+        }
+        switch (pool_->run(parts, task)) {
+            case WorkerPool::Dispatch::on_time: break;
+            case WorkerPool::Dispatch::late_awake:
+                ++late_;
+                if (late_ - sleeping_ >= 2) serial_ = true;
+                break;
+            case WorkerPool::Dispatch::late_asleep:
+                ++late_;
+                if (++sleeping_ >= kMaxSleepingDispatches) serial_ = true;
+                break;
+        }
+    }
+
+    int dispatches() const noexcept { return dispatches_; }
+    int late_dispatches() const noexcept { return late_; }
+    // Whether the caller ran every part since two late dispatches.
+    bool serial() const noexcept { return serial_; }
+    // For tests: every part on the calling thread from now on.
+    void run_serially() noexcept { serial_ = true; }
+
+private:
+    WorkerPool* pool_;
+    int threads_;
+    bool serial_ = false;
+    int late_ = 0;       // dispatches whose worker parts the caller had to run
+    int sleeping_ = 0;   // of those, the ones whose workers were asleep
+    int dispatches_ = 0;
+};
+
+// part(k, rows) for every part k of the partition of [0, n) into `parts`.
+template <class Part>
+void for_each_part(PartRunner& runner, int parts, std::int64_t n, Part&& part) {
+    auto task = [&](int k) { part(k, part_rows(k, parts, n)); };
+    runner.run(parts, task);
+}
+
+// The parts' results of part(k, rows) added in part order, starting from
+// Result{} (the sum of one part is 0 + that part, as it has always been).
+template <class Result, class Part>
+Result parallel_reduce(PartRunner& runner, int parts, std::int64_t n, Part&& part) {
+    Result partial[kMaxParts];
+    for_each_part(runner, parts, n, [&](int k, RowRange rows) { partial[k] = part(k, rows); });
+    Result total{};
+    for (int k = 0; k < parts; ++k) total += partial[k];
+    return total;
+}
+
+}  // namespace rh::cpu

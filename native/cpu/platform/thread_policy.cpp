@@ -1,0 +1,57 @@
+#include "cpu/platform/thread_policy.hpp"
+
+#include <sched.h>
+
+#include <string>
+#include <thread>
+
+#include "core/status.hpp"
+#include "cpu/platform/blas_provider.hpp"
+
+namespace rh::cpu {
+
+int available_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        const int count = CPU_COUNT(&set);
+        if (count > 0) return count;
+    }
+    const unsigned hardware = std::thread::hardware_concurrency();
+    return hardware > 0 ? static_cast<int>(hardware) : 1;
+}
+
+ThreadPolicy::ThreadPolicy(int n_jobs) {
+    if (n_jobs == kAllCores) {
+        requested_ = available_cores();
+    } else if (n_jobs == kLibraryDefaultThreads || n_jobs > 0) {
+        requested_ = n_jobs;
+    } else {
+        throw core::EngineError(core::Status::invalid_argument,
+                                "n_jobs must be None, -1, or a positive integer, got " + std::to_string(n_jobs));
+    }
+}
+
+int ThreadPolicy::threads() const { return requested_ > 0 ? requested_ : blas::get_num_threads(); }
+
+ThreadPolicy::Scope::Scope(const ThreadPolicy& policy) : previous_(0) {
+    if (!policy.explicit_count()) return;
+    previous_ = blas::get_num_threads();
+    if (previous_ != policy.requested_) blas::set_num_threads(policy.requested_);
+    else previous_ = 0;
+}
+
+ThreadPolicy::Scope::~Scope() {
+    if (previous_ > 0) blas::set_num_threads(previous_);
+}
+
+BlasThreadsScope::BlasThreadsScope(int threads) : previous_(blas::get_num_threads()) {
+    if (previous_ != threads) blas::set_num_threads(threads);
+    else previous_ = 0;
+}
+
+BlasThreadsScope::~BlasThreadsScope() {
+    if (previous_ > 0) blas::set_num_threads(previous_);
+}
+
+}  // namespace rh::cpu

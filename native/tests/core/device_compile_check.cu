@@ -1,0 +1,27 @@
+// Compiled by nvcc as a CTest (no GPU needed): the contract's host/device
+// functions (core/huber.hpp, core/soft_threshold.hpp, core/solver_rules.hpp,
+// core/surrogate_terms.hpp) are callable from a CUDA kernel.
+#include <cstdint>
+
+#include "core/huber.hpp"
+#include "core/soft_threshold.hpp"
+#include "core/solver_rules.hpp"
+#include "core/surrogate_terms.hpp"
+
+template <class T>
+__global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* score, T* curvature, T* shrunk) {
+    const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+    if (i >= n) return;
+    loss[i] = rh::core::huber_loss(r[i], tau) + rh::core::huber_loss_fast(r[i], tau, T(0.5) * tau * tau);
+    score[i] = rh::core::huber_score(r[i], tau);
+    curvature[i] = rh::core::smoothed_curvature(r[i], tau, h) +
+                   rh::core::smoothed_curvature_fast(r[i], tau, h, T(1) / (T(2) * h));
+    shrunk[i] = rh::core::soft_threshold(r[i], tau) * rh::core::history_direction_entry(r[i], T(1));
+    if (rh::core::step_converged(1.0, 2.0, 1e-6) || rh::core::plain_decrease(1.0, 2.0)) shrunk[i] += T(0);
+}
+
+template __global__ void huber_terms<float>(std::int64_t, const float*, float, float, float*, float*, float*, float*);
+template __global__ void huber_terms<double>(std::int64_t, const double*, double, double, double*, double*, double*,
+                                             double*);
+
+int main() { return 0; }
