@@ -36,13 +36,6 @@ from .validation import (
 NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
 
 
-def _empty_state(backend: Any, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
-    """The state before a stream's first batch, in the backend's arrays."""
-    empty = getattr(backend, "empty_state", None)
-    if empty is not None:
-        return empty(n_features_in, fit_intercept, dtype)
-    return backend.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
-
 #: private attributes that hold a fitted stream; ``reset`` drops all of them
 _STREAM_ATTRIBUTES = ("_stream",)
 #: public fitted attributes; ``reset`` drops all of them
@@ -66,6 +59,9 @@ class _Stream:
     """Everything a fitted model carries, replaced as a whole on every commit."""
 
     backend: Any
+    #: (backend name, device, dtype, n_jobs) the engine was made for: a new
+    #: stream with the same signature keeps the engine (warm workspaces)
+    signature: tuple
     state: RenewableHuberState  # in the backend's array type
     feature_names: Optional[np.ndarray]
     diagnostics: Optional[UpdateDiagnostics]
@@ -193,8 +189,8 @@ class RenewableHuberRegressor:
         new model replaces the old one only when the whole update succeeded.
         """
         params, config = self._validated_params()
-        backend, auto_pending = self._resolve_backend(params, reuse=self._current_backend())
-        self._absorb(params, config, None, backend, auto_pending, X, y, sample_weight)
+        engine, auto_pending = self._resolve_backend(params, reuse=self.__dict__.get("_stream"))
+        self._absorb(params, config, None, engine, auto_pending, X, y, sample_weight)
         return self
 
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
@@ -202,11 +198,11 @@ class RenewableHuberRegressor:
         params, config = self._validated_params()
         stream = self.__dict__.get("_stream")
         if stream is None:
-            backend, auto_pending = self._resolve_backend(params)
+            engine, auto_pending = self._resolve_backend(params)
         else:
             self._check_stream_compatible(params, stream)
-            backend, auto_pending = stream.backend, False
-        self._absorb(params, config, stream, backend, auto_pending, X, y, sample_weight)
+            engine, auto_pending = (stream.backend, stream.signature), False
+        self._absorb(params, config, stream, engine, auto_pending, X, y, sample_weight)
         return self
 
     def _check_stream_compatible(self, params: Mapping[str, Any], stream: _Stream) -> None:
@@ -220,21 +216,19 @@ class RenewableHuberRegressor:
         return None if stream is None else stream.backend
 
     @staticmethod
-    def _make_backend(name: str, params: Mapping[str, Any], reuse: Any = None) -> Any:
-        """A backend for ``name``; an engine of the previous stream with the same
-        name, dtype and threads is reused (its workspaces are warm)."""
+    def _make_backend(name: str, params: Mapping[str, Any], reuse: Optional[_Stream] = None) -> tuple[Any, tuple]:
+        """(backend for ``name``, its signature); the engine of the previous
+        stream is reused when its name, device, dtype and threads match (its
+        workspaces are warm)."""
         signature = (name, params["device"], params["dtype"], params["n_jobs"])
-        if reuse is not None and getattr(reuse, "signature", None) == signature:
-            return reuse
-        backend = create_backend(name, params["device"], params["dtype"], params["n_jobs"])
-        try:
-            backend.signature = signature
-        except AttributeError:  # a backend without instance attributes is simply not reused
-            pass
-        return backend
+        if reuse is not None and reuse.signature == signature:
+            return reuse.backend, signature
+        return create_backend(name, params["device"], params["dtype"], params["n_jobs"]), signature
 
-    def _resolve_backend(self, params: Mapping[str, Any], reuse: Any = None) -> tuple[Any, bool]:
-        """(backend object or None, whether the CPU auto selector must still choose)."""
+    def _resolve_backend(
+        self, params: Mapping[str, Any], reuse: Optional[_Stream] = None
+    ) -> tuple[Optional[tuple[Any, tuple]], bool]:
+        """((backend, signature) or None, whether the CPU auto selector must still choose)."""
         name, device = params["backend"], params["device"]
         if name == "auto":
             if device == "cuda" or str(device).startswith("cuda:"):
@@ -247,7 +241,7 @@ class RenewableHuberRegressor:
     ) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
         dtype = np.dtype(params["dtype"])
         # A backend may supply a faster finiteness test (same answer, same place in the order).
-        finite = getattr(backend, "all_finite", all_finite)
+        finite = backend.all_finite if backend is not None else all_finite
         if stream is not None:
             names = check_feature_names(stream.feature_names, X)
             expected = stream.state.n_features_in
@@ -257,7 +251,7 @@ class RenewableHuberRegressor:
         # A backend that tests X itself (in the read that prepares it) gets X
         # untested; should y or the weights fail, X is tested first, so the
         # error reported is the one the order of the checks gives.
-        x_tested_by_backend = bool(getattr(backend, "checks_X_finite", False))
+        x_tested_by_backend = backend is not None and backend.capabilities.checks_X_finite
         X_array = validate_X(X, dtype, expected, type(self).__name__, None if x_tested_by_backend else finite)
         try:
             y_array = validate_vector(y, "y", dtype, X_array.shape[0], finite)
@@ -273,18 +267,19 @@ class RenewableHuberRegressor:
         params: Mapping[str, Any],
         config: SolverConfig,
         stream: Optional[_Stream],
-        backend: Any,
+        engine: Optional[tuple[Any, tuple]],
         auto_pending: bool,
         X: Any,
         y: Any,
         sample_weight: Any,
     ) -> None:
+        backend, signature = engine if engine is not None else (None, ())
         X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
         auto_dispatch = stream.auto_dispatch if stream is not None else None
         if auto_pending:
-            backend, auto_dispatch = self._choose_cpu_engine(params, X_array, self._current_backend())
+            backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array, self.__dict__.get("_stream"))
         if stream is None:
-            state = _empty_state(backend, X_array.shape[1], params["fit_intercept"], params["dtype"])
+            state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
             feature_names = names
         else:
             state, feature_names = stream.state, stream.feature_names
@@ -294,11 +289,13 @@ class RenewableHuberRegressor:
             if isinstance(exc, ValidationError) or not (auto_dispatch and backend.name != "numpy" and stream is None):
                 raise
             # An auto-chosen native engine that fails its first update falls back to NumPy.
-            backend = create_backend("numpy", "cpu", params["dtype"], params["n_jobs"])
+            backend, signature = self._make_backend("numpy", dict(params, device="cpu"))
             auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
-            state = _empty_state(backend, X_array.shape[1], params["fit_intercept"], params["dtype"])
+            state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
-        self._commit(_Stream(backend, next_state, feature_names, diagnostics, auto_dispatch, params["dtype"]))
+        self._commit(
+            _Stream(backend, signature, next_state, feature_names, diagnostics, auto_dispatch, params["dtype"])
+        )
         if not diagnostics.converged:
             warnings.warn(
                 f"{type(self).__name__} did not converge on batch {next_state.batch_count} "
@@ -307,16 +304,19 @@ class RenewableHuberRegressor:
                 stacklevel=3,
             )
 
-    def _choose_cpu_engine(self, params: Mapping[str, Any], X: np.ndarray, reuse: Any) -> tuple[Any, dict]:
+    def _choose_cpu_engine(
+        self, params: Mapping[str, Any], X: np.ndarray, reuse: Optional[_Stream]
+    ) -> tuple[Any, tuple, dict]:
         n_parameters = X.shape[1] + int(params["fit_intercept"])
         name, record = choose_cpu_backend(X.shape[0], n_parameters, params["dtype"], params["penalty"], params["n_jobs"])
+        cpu_params = dict(params, device="cpu")
         try:
-            return self._make_backend(name, dict(params, device="cpu"), reuse), record
+            return (*self._make_backend(name, cpu_params, reuse), record)
         except Exception as exc:  # an auto-chosen engine that cannot be built falls back
             if name == "numpy":
                 raise
             record = dict(record, backend="numpy", reason=f"{name} could not be created ({exc}); using NumPy")
-            return create_backend("numpy", "cpu", params["dtype"], params["n_jobs"]), record
+            return (*self._make_backend("numpy", cpu_params), record)
 
     def _commit(self, stream: _Stream, *, from_checkpoint: bool = False) -> None:
         """Install a new stream and its public attributes in one step."""
@@ -338,9 +338,8 @@ class RenewableHuberRegressor:
             fitted["n_iter_"] = int(stream.diagnostics.iterations)
         if stream.auto_dispatch is not None and not from_checkpoint:
             fitted["auto_dispatch_"] = dict(stream.auto_dispatch)
-        cuda_features = getattr(stream.backend, "cuda_features", None)
-        if cuda_features is not None:
-            fitted["cuda_features_"] = dict(cuda_features)
+        if stream.backend.capabilities.reports_cuda_features:
+            fitted["cuda_features_"] = dict(stream.backend.cuda_features)
         self.reset()
         self.__dict__.update(fitted)
         self._stream = stream
@@ -368,8 +367,10 @@ class RenewableHuberRegressor:
         self.__dict__.update(attributes)
         if pickled is not None:
             backend = create_backend(*pickled["backend"])
+            name, device, dtype, n_jobs = pickled["backend"]
             self._stream = _Stream(
                 backend,
+                (name, self.device, dtype, n_jobs),
                 backend.as_backend_state(pickled["state"]),
                 pickled["feature_names"],
                 pickled["diagnostics"],
@@ -388,8 +389,9 @@ class RenewableHuberRegressor:
         """``X @ coef_ + intercept_`` in the backend's array type."""
         stream = self._fitted_stream()
         check_feature_names(stream.feature_names, X)
-        finite = getattr(stream.backend, "all_finite", all_finite)
-        X_array = validate_X(X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__, finite)
+        X_array = validate_X(
+            X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__, stream.backend.all_finite
+        )
         return stream.backend.predict(stream.state, X_array)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
@@ -490,12 +492,13 @@ class RenewableHuberRegressor:
         validate_params(params)
         if params["fit_intercept"] != state.fit_intercept:
             raise ValidationError("checkpoint fit_intercept does not match configuration")
-        resolved, auto_pending = self._resolve_backend(params)
+        engine, auto_pending = self._resolve_backend(params)
         if auto_pending:
             # A resumed stream has no first batch to calibrate on: the native
             # engine when it is installed, else the reference.
             name = "native_cpu" if availability("native_cpu")[0] else "numpy"
-            resolved = create_backend(name, "cpu", params["dtype"], params["n_jobs"])
+            engine = self._make_backend(name, dict(params, device="cpu"))
+        resolved, signature = engine
         host_state = state.with_arrays(
             np.array(state.coefficients, dtype=params["dtype"]), np.array(state.information, dtype=params["dtype"])
         )
@@ -507,6 +510,6 @@ class RenewableHuberRegressor:
         for name, value in params.items():
             setattr(self, name, value)
         self._commit(
-            _Stream(resolved, resolved.as_backend_state(host_state), names, None, None, params["dtype"]),
+            _Stream(resolved, signature, resolved.as_backend_state(host_state), names, None, None, params["dtype"]),
             from_checkpoint=True,
         )

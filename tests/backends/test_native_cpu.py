@@ -478,10 +478,10 @@ def test_non_finite_input_is_rejected_through_the_native_check(name, raises_exac
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("kernel", ["fast", "reference_order"])
 def test_non_finite_X_is_rejected_by_the_engines_own_test(dtype, kernel, raises_exact):
-    # The estimator leaves X's finiteness to this engine (checks_X_finite):
+    # The estimator leaves X's finiteness to this engine (capabilities.checks_X_finite):
     # the fast path tests it while it builds its column panels, split over
     # two threads here, the reference-order path with its own test.
-    assert NativeCpuBackend.checks_X_finite is True
+    assert NativeCpuBackend.capabilities.checks_X_finite is True
     rng = np.random.default_rng(11)
     X = rng.normal(size=(4096, 16)).astype(dtype)
     y = (X @ rng.normal(size=16)).astype(dtype)

@@ -13,6 +13,7 @@ from renewable_huber import BackendUnavailableError, RenewableHuberRegressor
 from renewable_huber import estimator as estimator_module
 from renewable_huber.backends import registry
 from renewable_huber.backends.auto import cpu_dispatch_record
+from renewable_huber.backends.base import BackendCapabilities, HostStateBackend
 from renewable_huber.backends.registry import BACKEND_SPECS, availability, create_backend
 
 API_BACKENDS = {"numpy", "native_cpu", "cupy", "native_cuda", "torch", "tensorflow"}
@@ -20,6 +21,24 @@ EXTRAS = {"native_cpu": "native-cpu", "cupy": "gpu-cupy", "native_cuda": "native
 AUTO_KEYS = {"backend", "reason", "work_units", "calibrated", "predicted_ratio", "ratio_upper_bound", "calibration_seconds", "probe_count"}
 X = np.random.default_rng(1).normal(size=(40, 3))
 Y = X @ [1.0, 2.0, -1.0] + 0.5
+
+
+def test_every_available_backend_states_its_capabilities():
+    for name in API_BACKENDS:
+        if not availability(name)[0]:
+            continue
+        backend = create_backend(name, "cpu" if BACKEND_SPECS[name].runs_on == "cpu" else "cuda", "float64", None)
+        assert isinstance(backend.capabilities, BackendCapabilities), name
+        assert backend.all_finite(np.array([1.0, 2.0])) and not backend.all_finite(np.array([np.nan]))
+
+
+def test_backend_modules_import_without_a_circle():
+    import subprocess
+    import sys
+
+    # Either module first, in a fresh interpreter: no partially initialised import.
+    for first in ("renewable_huber.backends.cpu_selector", "renewable_huber.backends.auto"):
+        subprocess.run([sys.executable, "-c", f"import {first}"], check=True)
 
 
 def test_every_backend_of_the_api_is_known():
@@ -140,7 +159,7 @@ def test_explicit_backend_has_no_dispatch_record():
 # ---------------------------------------------------------------- fallback rules, with a simulated native engine
 
 
-class BrokenEngine:
+class BrokenEngine(HostStateBackend):
     """A native engine stand-in whose updates fail."""
 
     name, device, n_jobs = "native_cpu", "cpu", 1

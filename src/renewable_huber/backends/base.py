@@ -3,15 +3,43 @@
 A backend receives host or device arrays already validated and cast to the
 model dtype, and returns a *new* state (the old one is never modified), so
 the estimator can commit the result only after the whole update succeeded.
+What a backend does beyond the required methods is stated in its
+``capabilities``; the estimator reads those, it never probes attributes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from ..state import RenewableHuberState
+from ..validation import all_finite as numpy_all_finite
+
+
+@dataclass(frozen=True)
+class BackendCapabilities:
+    """What a backend does beyond the protocol's required methods.
+
+    Attributes
+    ----------
+    checks_X_finite : bool
+        ``update()`` itself rejects a non-finite X with the validators'
+        ValidationError ("X must not contain NaN or infinite values") before
+        any state change; the estimator then skips its own test of X on the way
+        in (validation.py keeps the order of the checks: a later check that
+        fails still reports X first).
+    reports_cuda_features : bool
+        The backend has a ``cuda_features`` dict (CUDA graph captures and
+        replays, fast-math, device), published as ``cuda_features_``.
+    state_on_device : bool
+        The state's arrays live in device memory; ``to_host_state`` copies.
+    """
+
+    checks_X_finite: bool = False
+    reports_cuda_features: bool = False
+    state_on_device: bool = False
 
 
 class Backend(Protocol):
@@ -21,12 +49,7 @@ class Backend(Protocol):
     device: str
     #: real thread count for engines that control threads, else None
     n_jobs: Optional[int]
-    # Optional: ``checks_X_finite = True`` says update() itself rejects a
-    # non-finite X with the validators' ValidationError ("X must not contain
-    # NaN or infinite values") before any state change; the estimator then
-    # skips its own test of X on the way in (validation.py keeps the order
-    # of the checks: a later check that fails still reports X first).
-    # ``all_finite(array)`` may supply a faster finiteness test.
+    capabilities: BackendCapabilities
 
     def update(
         self,
@@ -43,13 +66,17 @@ class Backend(Protocol):
         """X coef_ + intercept_ in the backend's array type."""
         ...
 
+    def all_finite(self, array: Any) -> bool:
+        """Whether every value of an input array is finite (input validation)."""
+        ...
+
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
+        """The state before a stream's first batch, in the backend's array type."""
+        ...
+
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """Move a host state (model dtype) into the backend's array type."""
         ...
-
-    # Optional: ``empty_state(n_features_in, fit_intercept, dtype)``, the
-    # state before the first batch in the backend's array type (the
-    # estimator otherwise moves a fresh host one with as_backend_state).
 
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """An independent host NumPy copy of a backend state."""
@@ -58,6 +85,11 @@ class Backend(Protocol):
 
 class HostStateBackend:
     """For engines whose state lives in host NumPy arrays: transfers are copies."""
+
+    capabilities = BackendCapabilities()
+
+    def all_finite(self, array: Any) -> bool:
+        return numpy_all_finite(array)
 
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
         return state.copy()

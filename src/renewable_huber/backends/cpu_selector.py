@@ -20,7 +20,6 @@ import numpy as np
 
 from ..config import SolverConfig
 from ..state import RenewableHuberState
-from .auto import cpu_dispatch_record
 from .registry import create_backend
 
 NATIVE_MARGIN = 1.10
@@ -30,6 +29,21 @@ MAX_PROBES = 5
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RH_NUM_THREADS")
 
 _cache: dict[tuple, dict[str, Any]] = {}
+
+
+def cpu_dispatch_record(backend: str, reason: str, work_units: int, **measured: Any) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "backend": backend,
+        "reason": reason,
+        "work_units": int(work_units),
+        "calibrated": False,
+        "predicted_ratio": None,
+        "ratio_upper_bound": None,
+        "calibration_seconds": 0.0,
+        "probe_count": 0,
+    }
+    record.update(measured)
+    return record
 
 
 def _thread_environment() -> tuple:

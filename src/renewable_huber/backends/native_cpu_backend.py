@@ -21,7 +21,7 @@ from ..core.diagnostics import UpdateDiagnostics
 from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
-from .base import HostStateBackend
+from .base import BackendCapabilities, HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
@@ -95,7 +95,7 @@ class NativeCpuBackend(HostStateBackend):
     device = "cpu"
     #: update() rejects a non-finite X itself (the engine tests X in the
     #: read that builds its panels), with the validators' message
-    checks_X_finite = True
+    capabilities = BackendCapabilities(checks_X_finite=True)
 
     def __init__(self, dtype: str = "float64", n_jobs: Optional[int] = None, kernel: str = "auto") -> None:
         self.dtype = np.dtype(dtype)
