@@ -57,8 +57,7 @@ core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x,
 }
 
 // Systems up to this size take the small Cholesky rung below: for them
-// LAPACK's per-call work (potrf + pocon + potrs, ~5 us at d = 17, perf:
-// ~15% of the latency "none" update) outweighs the arithmetic.
+// LAPACK's per-call work (potrf + pocon + potrs) outweighs the arithmetic.
 constexpr std::int64_t kSmallSystem = 32;
 
 // A = L L' for the full symmetric d x d matrix A (row-major); L lower

@@ -5,9 +5,9 @@
 //     G[:d, :d] (upper triangle) += alpha * sum_i c_i z_i z_i',
 //     z_i = [x_i, 1] with an intercept, x_i otherwise.
 //
-// For a 4,096 x 17 batch a library SYRK spends most of its time packing
-// (perf: 67-77 us in OpenBLAS against ~1.2 M multiply-adds), and the fast
-// path's full Gram also had to gather the sqrt(c)-scaled rows first. Here
+// For a narrow batch a library SYRK spends most of its time packing, and
+// the fast path's full Gram also had to gather the sqrt(c)-scaled rows
+// first (docs/native-cpu.md, "Measurements behind the code"). Here
 // X is read in place: each tile of 4 Gram rows x 1-2 vectors of columns
 // keeps its sums in registers while a block of rows streams through it.
 // Defined and explicitly instantiated (float, double) in narrow_gram.cpp,
@@ -18,10 +18,8 @@
 
 namespace rh::cpu::fast {
 
-// Widest p the kernel takes (every shape class of PERFORMANCE.md). Measured
-// against gather + SYRK (one thread, rh_engine_kernels_benchmark): 4,096 x 16
-// 19 vs 85 us, 32,768 x 90 6.3 vs 10.3 ms (f64) and 2.6 vs 5.0 ms (f32),
-// 4,096 x 256 4.6 vs 7.1 ms (f64) and 2.2 vs 3.5 ms (f32); not tried wider.
+// Widest p the kernel takes (every shape class of PERFORMANCE.md; faster
+// than gather + SYRK at each of them, not tried wider).
 template <class T>
 inline constexpr std::int64_t narrow_gram_max_features = 256;
 

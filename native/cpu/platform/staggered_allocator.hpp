@@ -2,16 +2,13 @@
 // trial residuals, w, s, c, the column panels) start on a cache line, and
 // each at its own offset within a 4 KiB page.
 //
-// Why (measured, docs/native-cpu.md): std::vector's storage of a large
-// buffer starts 16 bytes past a cache line, so every 64-byte vector load of
-// a panel or a row buffer spanned two lines. A LAMM trial pair at 4,096 x
-// 16 float64 took 15 us inside the update against 9.4 us in the kernel
-// benchmark; with the buffers on cache lines the whole l1 update went from
-// ~372 to ~250 us on one thread. Staggering the page offsets is a
-// precaution against 4K aliasing (a pass's loads of r[i + 8] and its stores
-// to r_trial[i] looking alike to the store-to-load check when the buffers
-// sit 64 bytes apart modulo 4 KiB, as consecutive aligned allocations
-// would); every buffer at offset 0 measured the same as staggered here.
+// Why: std::vector's storage of a large buffer starts 16 bytes past a
+// cache line, so every 64-byte vector load of a panel or a row buffer
+// spanned two lines (docs/native-cpu.md, "Measurements behind the code").
+// Staggering the page offsets is a precaution against 4K aliasing (a
+// pass's loads of r[i + 8] and its stores to r_trial[i] looking alike to
+// the store-to-load check when the buffers sit 64 bytes apart modulo 4 KiB,
+// as consecutive aligned allocations would).
 //
 // Allocation k starts (k mod 8) * 512 bytes into a 4 KiB-aligned block: any
 // eight buffers allocated in a row are 512 bytes apart (modulo 4 KiB).

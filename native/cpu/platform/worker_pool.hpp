@@ -19,9 +19,7 @@
 // * Waking is steered away from the caller's CPU (Linux): the scheduler
 //   places a woken thread on or near its waker's CPU, and a worker placed
 //   behind the busy caller stays runnable without running while another
-//   CPU idles (seen in /proc/<pid>/task/*/stat: both threads runnable on one
-//   CPU for whole 20 ms stretches, every dispatch finding the worker
-//   "asleep"). The caller narrows sleeping workers' affinity to its other
+//   CPU idles (docs/native-cpu.md, "Threads"). The caller narrows sleeping workers' affinity to its other
 //   CPUs before waking them; each worker restores the full set as soon as it
 //   runs (a running thread does not move when its set widens).
 //
