@@ -11,6 +11,9 @@ const char* status_name(Status status) noexcept {
         case Status::invalid_state: return "invalid_state";
         case Status::numerical_failure: return "numerical_failure";
         case Status::internal_error: return "internal_error";
+        case Status::out_of_memory: return "out_of_memory";
+        case Status::device_error: return "device_error";
+        case Status::unavailable: return "unavailable";
     }
     return "unknown_status";
 }

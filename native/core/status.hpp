@@ -17,6 +17,9 @@ enum class Status : int {
     invalid_state = 4,       // inconsistent or non-finite state
     numerical_failure = 5,   // a factorization or solve that could not be completed
     internal_error = 6,
+    out_of_memory = 7,       // an allocation (host or device) failed
+    device_error = 8,        // the accelerator reported an error
+    unavailable = 9,         // no usable device, driver or runtime
 };
 
 const char* status_name(Status status) noexcept;

@@ -1,0 +1,151 @@
+// Internals shared by the CUDA engine's translation units: the error model
+// (every CUDA, cuBLAS and cuSOLVER status becomes a core::EngineError with
+// its own status code, translated once at the C boundary), the device
+// guard, the per-device memory registry and its buffers, and the engine's
+// type-erased interface.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.hpp"
+#include "rh_cuda.h"
+
+namespace rh::cuda {
+
+// The engine's errors: core::EngineError with a CUDA-side message. Defined
+// (its key function) in engine_internal.cu.
+class Failure : public core::EngineError {
+public:
+    Failure(core::Status status, const std::string& message) : core::EngineError(status, message) {}
+    ~Failure() override;
+};
+
+[[noreturn]] void throw_cuda(cudaError_t error, const char* call, const char* file, int line);
+[[noreturn]] void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusolver(cusolverStatus_t status, const char* call, const char* file, int line);
+
+#define RH_CUDA_CHECK(call)                                                   \
+    do {                                                                      \
+        const cudaError_t rh_status_ = (call);                                \
+        if (rh_status_ != cudaSuccess) ::rh::cuda::throw_cuda(rh_status_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define RH_CUBLAS_CHECK(call)                                                 \
+    do {                                                                      \
+        const cublasStatus_t rh_status_ = (call);                             \
+        if (rh_status_ != CUBLAS_STATUS_SUCCESS) ::rh::cuda::throw_cublas(rh_status_, #call, __FILE__, __LINE__); \
+    } while (0)
+#define RH_CUSOLVER_CHECK(call)                                               \
+    do {                                                                      \
+        const cusolverStatus_t rh_status_ = (call);                           \
+        if (rh_status_ != CUSOLVER_STATUS_SUCCESS) ::rh::cuda::throw_cusolver(rh_status_, #call, __FILE__, __LINE__); \
+    } while (0)
+// After a kernel launch: the launch's own error (bad configuration).
+#define RH_CUDA_LAUNCHED() RH_CUDA_CHECK(cudaGetLastError())
+
+// Makes `device` current for a scope and restores the caller's device.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device);
+    ~DeviceGuard();
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+// The process's device memory, per device: every engine allocation goes
+// through here, so allocations are counted and a failed one is reported as
+// out of memory (the engine keeps its previous buffers).
+class DeviceMemory {
+public:
+    static void* allocate(int device, std::size_t bytes);
+    static void release(int device, void* pointer, std::size_t bytes) noexcept;
+    static std::int64_t bytes_in_use(int device) noexcept;
+    static std::int64_t allocations(int device) noexcept;
+};
+
+// A device array that grows (never shrinks) and counts its growths.
+template <class T>
+class DeviceArray {
+public:
+    DeviceArray() = default;
+    ~DeviceArray() { reset(); }
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+
+    // Room for `count` elements on `device`; the old storage is released
+    // only after the new one was allocated (an out-of-memory error leaves
+    // the array as it was). Returns whether it allocated.
+    bool reserve(int device, std::int64_t count) {
+        if (count <= size_ && device == device_) return false;
+        const std::int64_t grown = count < 1 ? 1 : count;
+        void* fresh = DeviceMemory::allocate(device, static_cast<std::size_t>(grown) * sizeof(T));
+        reset();
+        data_ = static_cast<T*>(fresh);
+        size_ = grown;
+        device_ = device;
+        return true;
+    }
+    void reset() noexcept {
+        if (data_ != nullptr) DeviceMemory::release(device_, data_, static_cast<std::size_t>(size_) * sizeof(T));
+        data_ = nullptr;
+        size_ = 0;
+    }
+    T* data() const noexcept { return data_; }
+    std::int64_t size() const noexcept { return size_; }
+    std::int64_t bytes() const noexcept { return size_ * static_cast<std::int64_t>(sizeof(T)); }
+
+private:
+    T* data_ = nullptr;
+    std::int64_t size_ = 0;
+    int device_ = -1;
+};
+
+// Pinned host memory for the few scalars each iteration reads back.
+template <class T>
+class PinnedValue {
+public:
+    PinnedValue() { RH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&value_), sizeof(T))); }
+    ~PinnedValue() { cudaFreeHost(value_); }
+    PinnedValue(const PinnedValue&) = delete;
+    PinnedValue& operator=(const PinnedValue&) = delete;
+    T* get() const noexcept { return value_; }
+
+private:
+    T* value_ = nullptr;
+};
+
+// The engine behind the C ABI: one device, one dtype, one parameter count.
+class Engine {
+public:
+    virtual ~Engine();
+    virtual void restore_state(const rh_cuda_host_state& state) = 0;
+    virtual void copy_state(rh_cuda_host_state& state) = 0;
+    virtual rh_cuda_state_counters counters() const = 0;
+    virtual void update(const rh_cuda_batch& batch, const rh_cuda_solver_config& config, void* coefficients_out,
+                        rh_cuda_diagnostics& diagnostics) = 0;
+    virtual void predict(const rh_cuda_batch& batch, void* out) = 0;
+    virtual void synchronize() = 0;
+    virtual rh_cuda_features features() const = 0;
+    int device() const noexcept { return device_; }
+
+    // The message of the engine's last failure (rh_cuda_engine_last_error).
+    std::string last_error;
+
+protected:
+    explicit Engine(int device) : device_(device) {}
+    int device_;
+};
+
+// An engine for `options` (throws Failure when none can be made).
+std::unique_ptr<Engine> make_engine(const rh_cuda_engine_options& options);
+
+}  // namespace rh::cuda

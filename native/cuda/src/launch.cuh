@@ -1,0 +1,93 @@
+// Launch geometry and the deterministic reductions every kernel of the
+// engine shares: row kernels run a fixed grid (it depends on the row count
+// only) with grid-stride loops, each block writes its partial sums, and a
+// single thread adds the blocks' partials in block order. No atomics in a
+// sum: a result never depends on scheduling.
+#pragma once
+
+#include <cstdint>
+
+namespace rh::cuda {
+
+inline constexpr int kThreads = 256;     // threads per block, every kernel
+inline constexpr int kMaxBlocks = 1024;  // blocks of a row kernel at most
+inline constexpr int kWarps = kThreads / 32;
+
+inline int row_blocks(std::int64_t work) {
+    const std::int64_t blocks = (work + kThreads - 1) / kThreads;
+    return static_cast<int>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+#if defined(__CUDACC__)
+// The K per-thread values summed over the block (warp shuffles in a fixed
+// order, then the warps in order) into partials[blockIdx.x * K + k]. Every
+// thread of the block must call it.
+template <int K>
+__device__ inline void store_block_sums(const double (&values)[K], double* partials) {
+    __shared__ double warp_sums[kWarps][K];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        double x = values[k];
+        for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_down_sync(0xffffffffu, x, offset);
+        if (lane == 0) warp_sums[warp][k] = x;
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        double sum = 0.0;
+        for (int w = 0; w < kWarps; ++w) sum += warp_sums[w][k];
+        partials[blockIdx.x * K + k] = sum;
+    }
+}
+
+// Sum k of `blocks` blocks' partials (K per block), in block order.
+__device__ inline double sum_partials(const double* partials, int blocks, int K, int k) {
+    double sum = 0.0;
+    for (int b = 0; b < blocks; ++b) sum += partials[b * K + k];
+    return sum;
+}
+
+// The sum over a block's threads of one value each, in a fixed order (for
+// the single-block kernels); every thread gets the result.
+__device__ inline double block_sum(double value) {
+    __shared__ double warp_sums[kWarps];
+    __shared__ double total;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
+    if (lane == 0) warp_sums[warp] = value;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double sum = 0.0;
+        for (int w = 0; w < kWarps; ++w) sum += warp_sums[w];
+        total = sum;
+    }
+    __syncthreads();
+    const double result = total;
+    __syncthreads();
+    return result;
+}
+
+// The maximum over a block's threads (every thread gets it).
+__device__ inline double block_max(double value) {
+    __shared__ double warp_max[kWarps];
+    __shared__ double total;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const double other = __shfl_down_sync(0xffffffffu, value, offset);
+        value = other > value ? other : value;
+    }
+    if (lane == 0) warp_max[warp] = value;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double m = warp_max[0];
+        for (int w = 1; w < kWarps; ++w) m = warp_max[w] > m ? warp_max[w] : m;
+        total = m;
+    }
+    __syncthreads();
+    const double result = total;
+    __syncthreads();
+    return result;
+}
+#endif
+
+}  // namespace rh::cuda
