@@ -25,24 +25,30 @@ inline core::Penalty parse_penalty(const std::string& penalty) {
     throw core::EngineError(core::Status::invalid_argument, "penalty must be either 'none' or 'l1'");
 }
 
-// EngineError(message, status name) in Python, derived from RuntimeError;
-// the module's attribute "EngineError".
-inline void bind_engine_error(nb::module_& m, const char* qualified_name) {
-    static PyObject* engine_error = nullptr;
-    engine_error = PyErr_NewExceptionWithDoc(qualified_name, "An engine failure: args = (message, status name).",
-                                             PyExc_RuntimeError, nullptr);
+// Raises `type` (an EngineError) with args (message, status name).
+inline void raise_engine_error(PyObject* type, const char* message, const char* status) {
+    PyObject* args = Py_BuildValue("(ss)", message, status);
+    PyErr_SetObject(type, args);
+    Py_XDECREF(args);
+}
+
+// EngineError(message, status name) in Python, derived from RuntimeError, as
+// the module's attribute "EngineError"; core::EngineError is translated to
+// it. Returns the type (for the module's own translators).
+inline PyObject* bind_engine_error(nb::module_& m, const char* qualified_name) {
+    PyObject* engine_error = PyErr_NewExceptionWithDoc(
+        qualified_name, "An engine failure: args = (message, status name).", PyExc_RuntimeError, nullptr);
     m.attr("EngineError") = nb::handle(engine_error);
     nb::register_exception_translator(
-        [](const std::exception_ptr& p, void*) {
+        [](const std::exception_ptr& p, void* type) {
             try {
                 std::rethrow_exception(p);
             } catch (const core::EngineError& error) {
-                PyObject* args = Py_BuildValue("(ss)", error.what(), core::status_name(error.status()));
-                PyErr_SetObject(engine_error, args);
-                Py_XDECREF(args);
+                raise_engine_error(static_cast<PyObject*>(type), error.what(), core::status_name(error.status()));
             }
         },
-        nullptr);
+        engine_error);
+    return engine_error;
 }
 
 inline void bind_core_types(nb::module_& m) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/status.hpp"
 #include "rh_cuda.h"
@@ -101,6 +102,11 @@ public:
     }
     T* data() const noexcept { return data_; }
     std::int64_t size() const noexcept { return size_; }
+    void swap(DeviceArray& other) noexcept {
+        std::swap(data_, other.data_);
+        std::swap(size_, other.size_);
+        std::swap(device_, other.device_);
+    }
     std::int64_t bytes() const noexcept { return size_ * static_cast<std::int64_t>(sizeof(T)); }
 
 private:
@@ -109,18 +115,23 @@ private:
     int device_ = -1;
 };
 
-// Pinned host memory for the few scalars each iteration reads back.
+// Pinned host memory for what the engine reads back or uploads each update
+// (flags, sums, the penalty mask and history direction): `count` elements.
 template <class T>
-class PinnedValue {
+class PinnedArray {
 public:
-    PinnedValue() { RH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&value_), sizeof(T))); }
-    ~PinnedValue() { cudaFreeHost(value_); }
-    PinnedValue(const PinnedValue&) = delete;
-    PinnedValue& operator=(const PinnedValue&) = delete;
-    T* get() const noexcept { return value_; }
+    explicit PinnedArray(std::int64_t count) : count_(count) {
+        RH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&values_), sizeof(T) * static_cast<std::size_t>(count)));
+    }
+    ~PinnedArray() { cudaFreeHost(values_); }
+    PinnedArray(const PinnedArray&) = delete;
+    PinnedArray& operator=(const PinnedArray&) = delete;
+    T* get() const noexcept { return values_; }
+    std::int64_t size() const noexcept { return count_; }
 
 private:
-    T* value_ = nullptr;
+    T* values_ = nullptr;
+    std::int64_t count_ = 0;
 };
 
 // The engine behind the C ABI: one device, one dtype, one parameter count.

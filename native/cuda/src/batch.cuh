@@ -1,0 +1,44 @@
+// A batch on its way into the engine: the host-side checks of its
+// description (sizes, dtype, where it lives), its staging (a host batch is
+// copied into the engine's buffers; a device batch is read in place once the
+// engine's stream waits for the producer's), and the checks of its values on
+// the device (finite X, y, weights; weights non-negative with a positive
+// sum), read back with the batch's weight in one synchronization. The
+// messages are the Python validators' (validation.py), word for word.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "engine_internal.cuh"
+#include "workspace.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+struct StagedBatch {
+    std::int64_t rows = 0;
+    const T* X = nullptr;
+    const T* y = nullptr;
+    const T* w = nullptr;  // the unit weights when the batch has none
+    bool weighted = false;
+};
+
+// Checks the description of `batch` for an engine of `dtype` on `device`
+// (features: the engine's p; with_targets: y is required).
+void check_batch_description(const rh_cuda_batch& batch, int dtype, int device, std::int64_t features,
+                             bool with_targets);
+
+// Stages the batch (reserving the engine's row buffers) on `stream`.
+template <class T>
+StagedBatch<T> stage_batch(const rh_cuda_batch& batch, Workspace<T>& ws, int device, std::int64_t p,
+                           std::int64_t d, cudaStream_t stream);
+
+// The device checks of the staged values; returns the batch's weight
+// (sum w, in double). Throws core::EngineError with the validators' message.
+template <class T>
+double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
+                          cudaStream_t stream);
+
+}  // namespace rh::cuda

@@ -1,0 +1,79 @@
+// The CUDA engine for one dtype: one device, one parameter count, its own
+// stream (or a borrowed one), cuBLAS and cuSOLVER handles, the state
+// resident on the device (current and staged next), its workspace and
+// solve ladder. Lifecycle and state transfer in cuda_engine.cu, one batch
+// transition and prediction in pipeline.cu.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "batch.cuh"
+#include "core/diagnostics.hpp"
+#include "core/solver_config.hpp"
+#include "core/state_view.hpp"
+#include "engine_internal.cuh"
+#include "linear_solver.cuh"
+#include "objective.cuh"
+#include "workspace.cuh"
+
+namespace rh::cuda {
+
+// The most parameters an engine serves (its per-thread and shared arrays).
+inline constexpr std::int64_t kMaxParameters = 1024;
+
+template <class T>
+class CudaEngine final : public Engine {
+public:
+    explicit CudaEngine(const rh_cuda_engine_options& options);
+    ~CudaEngine() override;
+
+    void restore_state(const rh_cuda_host_state& state) override;
+    void copy_state(rh_cuda_host_state& state) override;
+    rh_cuda_state_counters counters() const override;
+    void update(const rh_cuda_batch& batch, const rh_cuda_solver_config& config, void* coefficients_out,
+                rh_cuda_diagnostics& diagnostics) override;
+    void predict(const rh_cuda_batch& batch, void* out) override;
+    void synchronize() override;
+    rh_cuda_features features() const override;
+
+private:
+    struct SolveOutcome {
+        int iterations = 0;
+        bool converged = false;
+    };
+    // The batch's surrogate terms (prepare in pipeline.cu).
+    SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;
+    SolveOutcome damped_newton(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
+                               T h, core::UpdateDiagnostics& diagnostics);
+    SolveOutcome lamm(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
+                      double lambda_value);
+    // r = y - Z theta (theta: ws.theta) and F there.
+    void start(const StagedBatch<T>& batch, T tau);
+    // J_next = J + Z' diag(w kappa(r_hat)) Z, r_hat advanced by the last accepted step.
+    void close(const StagedBatch<T>& batch, T tau, T h);
+    // Scores the residual (advanced by the last accepted step or trial);
+    // with `curvature` also c and the Gram G.
+    void score(const StagedBatch<T>& batch, T tau, T h, bool curvature);
+    void read_flags();
+
+    std::int64_t p_, d_;
+    bool intercept_;
+    cudaStream_t stream_ = nullptr;
+    bool owns_stream_ = false;
+    bool cuda_graphs_ = false, fast_math_ = false;
+    cublasHandle_t blas_ = nullptr;
+    cusolverDnHandle_t solver_handle_ = nullptr;
+    Workspace<T> ws_;
+    LinearSolver<T> solver_;
+    core::StateCounters counters_;
+    std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host
+    std::vector<T> host_theta_next_;  // the staged ones, read back before the commit
+    PinnedArray<IterationFlags> host_flags_{1};
+    PinnedArray<double> host_sums_{kBatchCheckSums};
+    PinnedArray<T> host_terms_;  // the penalty mask and history direction, uploaded per update
+    int update_syncs_ = 0;
+    std::int64_t updates_ = 0, host_syncs_ = 0, graph_fallbacks_ = 0;
+};
+
+}  // namespace rh::cuda

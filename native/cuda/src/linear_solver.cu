@@ -1,0 +1,85 @@
+#include "linear_solver.cuh"
+
+#include <algorithm>
+#include <string>
+
+#include "vendor_calls.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+void LinearSolver<T>::reserve(int device, cusolverDnHandle_t handle, std::int64_t d) {
+    if (d <= d_ && device == device_) return;
+    const int n = static_cast<int>(d);
+    grow(factor_, device, d * d);
+    grow(inverse_, device, d * d);
+    grow(pivots_, device, d);
+    grow(info_, device, 2);
+    const int lwork = std::max(vendor::cholesky_workspace(handle, n, factor_.data()),
+                               vendor::lu_workspace(handle, n, factor_.data()));
+    grow(work_, device, std::max(lwork, 1));
+    work_size_ = static_cast<int>(work_.size());
+    device_ = device;
+    d_ = d;
+    svd_work_size_ = 0;  // the SVD's buffers follow the size on next need
+}
+
+template <class T>
+std::int64_t LinearSolver<T>::bytes() const noexcept {
+    return factor_.bytes() + inverse_.bytes() + work_.bytes() + pivots_.bytes() + info_.bytes() +
+           singular_values_.bytes() + left_.bytes() + right_.bytes() + svd_work_.bytes() + svd_rwork_.bytes();
+}
+
+template <class T>
+void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
+                                    const T* g, T* step, IterationFlags* flags) {
+    const int n = static_cast<int>(d);
+    RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
+    vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());
+    launch_identity<T>(stream, d, inverse_.data());
+    vendor::cholesky_solve(handle, n, n, factor_.data(), inverse_.data(), info_.data() + 1);
+    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), true, step, flags);
+}
+
+template <class T>
+core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d,
+                                                const T* H, const T* g, T* step, IterationFlags* flags,
+                                                IterationFlags* host_flags, int* syncs) {
+    const int n = static_cast<int>(d);
+    auto read_flags = [&] {
+        RH_CUDA_CHECK(cudaMemcpyAsync(host_flags, flags, sizeof(IterationFlags), cudaMemcpyDeviceToHost, stream));
+        RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+        ++*syncs;
+    };
+    RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
+    vendor::lu(handle, n, factor_.data(), work_.data(), pivots_.data(), info_.data());
+    launch_identity<T>(stream, d, inverse_.data());
+    vendor::lu_solve(handle, n, n, factor_.data(), pivots_.data(), inverse_.data(), info_.data() + 1);
+    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), false, step, flags);
+    read_flags();
+    if (host_flags->step_ok) return core::SolveRoute::lu;
+
+    if (svd_work_size_ == 0) {  // the SVD's buffers, on first need
+        grow(singular_values_, device_, d);
+        grow(left_, device_, d * d);
+        grow(right_, device_, d * d);
+        grow(svd_rwork_, device_, d);
+        grow(svd_work_, device_, std::max(vendor::svd_workspace(handle, n, T{}), 1));
+        svd_work_size_ = static_cast<int>(svd_work_.size());
+    }
+    RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
+    vendor::svd(handle, n, factor_.data(), singular_values_.data(), left_.data(), right_.data(), svd_work_.data(),
+                svd_work_size_, svd_rwork_.data(), info_.data());
+    launch_min_norm_step<T>(stream, d, left_.data(), singular_values_.data(), right_.data(), g, info_.data(), step,
+                            flags);
+    read_flags();
+    if (host_flags->step_ok) return core::SolveRoute::least_squares;
+    throw Failure(core::Status::numerical_failure,
+                  "the Newton system could not be solved (SVD least squares did not converge, info " +
+                      std::to_string(host_flags->info) + ")");
+}
+
+template class LinearSolver<float>;
+template class LinearSolver<double>;
+
+}  // namespace rh::cuda

@@ -1,0 +1,60 @@
+// The solve ladder of the Newton system H step = g on the device
+// (ALGORITHM.md, "solve"; the same rungs and test as the CPU fast path's
+// ladder, native/cpu/solve_ladder.hpp):
+//   1. Cholesky, when H is exactly symmetric, the factorization succeeds,
+//      rcond_1(H) > eps * d and the step is finite;
+//   2. LU with partial pivoting on the same terms;
+//   3. the minimum-norm least-squares step by SVD (singular values below
+//      eps * d * s_max count as zero), its workspace created on first need.
+// rcond_1 is exact: 1 / (||H||_1 ||H^-1||_1) from the factorization's
+// inverse. The Cholesky rung runs without a host round trip (its verdict
+// goes to IterationFlags.step_ok); the others run only when it refused.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <cstdint>
+
+#include "core/diagnostics.hpp"
+#include "engine_internal.cuh"
+#include "objective.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+class LinearSolver {
+public:
+    // Buffers for d x d systems (grown once per parameter count).
+    void reserve(int device, cusolverDnHandle_t handle, std::int64_t d);
+
+    // Rung 1, asynchronously: step and flags.step_ok.
+    void cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H, const T* g,
+                       T* step, IterationFlags* flags);
+    // Rungs 2 and 3 after the Cholesky rung refused: returns the route that
+    // gave the step (reads flags back: host synchronizations counted in
+    // *syncs); throws when no rung could solve the system.
+    core::SolveRoute fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
+                                   const T* g, T* step, IterationFlags* flags, IterationFlags* host_flags,
+                                   int* syncs);
+
+    std::int64_t allocations() const noexcept { return allocations_; }
+    std::int64_t bytes() const noexcept;
+
+private:
+    template <class U>
+    void grow(DeviceArray<U>& array, int device, std::int64_t count) {
+        allocations_ += array.reserve(device, count);
+    }
+
+    int device_ = -1;
+    std::int64_t d_ = 0;
+    DeviceArray<T> factor_, inverse_, work_;
+    DeviceArray<int> pivots_, info_;
+    // SVD (lazy): singular values, U, V', its work and rwork.
+    DeviceArray<T> singular_values_, left_, right_, svd_work_, svd_rwork_;
+    int work_size_ = 0, svd_work_size_ = 0;
+    std::int64_t allocations_ = 0;
+};
+
+}  // namespace rh::cuda

@@ -1,0 +1,448 @@
+#include "objective.cuh"
+
+#include <cfloat>
+
+#include "core/soft_threshold.hpp"
+#include "core/solver_rules.hpp"
+#include "engine_internal.cuh"
+#include "huber_kernels.cuh"
+#include "launch.cuh"
+
+namespace rh::cuda {
+
+namespace {
+
+template <class T>
+__device__ constexpr double epsilon() {
+    return sizeof(T) == 8 ? DBL_EPSILON : FLT_EPSILON;
+}
+
+// G (SYRK's upper triangle, column-major) at (i, j).
+template <class T>
+__device__ inline T gram_at(const T* G, std::int64_t d, std::int64_t i, std::int64_t j) {
+    return i <= j ? G[i + j * d] : G[j + i * d];
+}
+
+// (J v)_i for the row-major information matrix, in double.
+template <class T, class V>
+__device__ inline double information_row(const SurrogateTerms<T>& terms, std::int64_t i, V&& v) {
+    const T* row = terms.information + i * terms.d;
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < terms.d; ++j) sum += static_cast<double>(row[j]) * v(j);
+    return sum;
+}
+
+// The memory and history part of f at a point: 0.5 D' J D / N - c D' s,
+// D = point - theta_prev (every thread of the block calls it).
+template <class T>
+__device__ double memory_value(const SurrogateTerms<T>& terms, const T* point) {
+    auto D = [&](std::int64_t j) { return static_cast<double>(point[j] - terms.theta_prev[j]); };
+    double quadratic = 0.0, linear = 0.0;
+    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
+        quadratic += D(i) * information_row(terms, i, D);
+        if (terms.uses_history) linear += D(i) * static_cast<double>(terms.history[i]);
+    }
+    quadratic = block_sum(quadratic);
+    linear = block_sum(linear);
+    return 0.5 * quadratic / terms.weight_sum - terms.history_coefficient * linear;
+}
+
+// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s).
+template <class T>
+__device__ void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
+                              int blocks, T* g) {
+    __shared__ double score_sum;
+    if (threadIdx.x == 0) score_sum = sum_partials(s_partials, blocks, 1, 0);
+    __syncthreads();
+    auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
+    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
+        const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
+        double gi = (information_row(terms, i, D) - product) / terms.weight_sum;
+        if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
+        g[i] = static_cast<T>(gi);
+    }
+    __syncthreads();
+}
+
+__global__ void start_objective_kernel(const double* partials, int blocks, double weight_sum, IterationFlags* flags) {
+    if (threadIdx.x != 0) return;
+    IterationFlags fresh;
+    fresh.objective = sum_partials(partials, blocks, 1, 0) / weight_sum;
+    fresh.phi = core::kInitialPhi;
+    *flags = fresh;
+}
+
+template <class T>
+__global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
+                                     int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
+    gradient_into(terms, theta, gx, s_partials, blocks, g);
+    const std::int64_t d = terms.d;
+    const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
+    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) {
+        const std::int64_t i = e % d, j = e / d;  // column-major
+        T value = (gram_at(G, d, i, j) + terms.information[i * d + j]) * inverse_n;
+        if (i == j) value += terms.ridge;
+        H[e] = value;
+    }
+    __syncthreads();
+    __shared__ int asymmetric;
+    if (threadIdx.x == 0) asymmetric = 0;
+    __syncthreads();
+    double largest_column = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double column = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) {
+            column += fabs(static_cast<double>(H[i + j * d]));
+            if (i > j && H[i + j * d] != H[j + i * d]) asymmetric = 1;
+        }
+        largest_column = column > largest_column ? column : largest_column;
+    }
+    largest_column = block_max(largest_column);
+    if (threadIdx.x == 0) {
+        flags->symmetric = asymmetric == 0;
+        flags->norm1 = largest_column;
+        flags->step_ok = 0;
+        flags->need_fallback = 0;
+        flags->accepted = 0;
+    }
+}
+
+template <class T>
+__global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
+                                         bool require_symmetric, T* step, IterationFlags* flags) {
+    double largest_column = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double column = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(Hinv[i + j * d]));
+        largest_column = column > largest_column ? column : largest_column;
+    }
+    largest_column = block_max(largest_column);
+    const double norm = flags->norm1;
+    const double rcond = norm > 0.0 && largest_column > 0.0 && isfinite(largest_column) ? 1.0 / (norm * largest_column)
+                                                                                         : 0.0;
+    const bool usable = *info == 0 && (!require_symmetric || flags->symmetric != 0) &&
+                        rcond > epsilon<T>() * static_cast<double>(d);
+    double finite = 1.0;
+    if (usable) {
+        for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            double sum = 0.0;
+            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(Hinv[i + j * d]) * static_cast<double>(g[j]);
+            step[i] = static_cast<T>(sum);
+            finite = isfinite(step[i]) ? finite : 0.0;
+        }
+    }
+    finite = block_sum(finite == 1.0 ? 0.0 : 1.0);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->rcond = rcond;
+        flags->step_ok = usable && finite == 0.0;
+    }
+}
+
+template <class T>
+__global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                                     const int* info, T* step, IterationFlags* flags) {
+    // x = V diag(1/s) U' g over the singular values above eps d s_max.
+    __shared__ double coefficient[1024];
+    const double cutoff = epsilon<T>() * static_cast<double>(d) * static_cast<double>(S[0]);
+    for (std::int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+        double dot = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(U[i + k * d]) * static_cast<double>(g[i]);
+        const double s = static_cast<double>(S[k]);
+        coefficient[k] = s > cutoff ? dot / s : 0.0;
+    }
+    __syncthreads();
+    double bad = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double sum = 0.0;
+        for (std::int64_t k = 0; k < d; ++k) sum += static_cast<double>(VT[k + j * d]) * coefficient[k];
+        step[j] = static_cast<T>(sum);
+        bad += isfinite(step[j]) ? 0.0 : 1.0;
+    }
+    bad = block_sum(bad);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->step_ok = *info == 0 && bad == 0.0;
+    }
+}
+
+template <class T>
+__global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, const T* step, const double* partials,
+                                          int blocks, double tol, IterationFlags* flags) {
+    if (flags->step_ok == 0) {
+        if (threadIdx.x == 0) {
+            flags->need_fallback = 1;
+            flags->accepted = 0;
+            flags->t_advance = 0.0;
+        }
+        return;
+    }
+    const std::int64_t d = terms.d;
+    __shared__ double losses[kLineSearchSteps];
+    for (int k = threadIdx.x; k < kLineSearchSteps; k += blockDim.x)
+        losses[k] = sum_partials(partials, blocks, kLineSearchSteps, k);
+    // The memory and history terms along theta - t step: with D0 = theta -
+    // theta_prev, D(t)' J D(t) = a - t (b1 + b2) + t^2 c.
+    auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
+    auto S = [&](std::int64_t j) { return static_cast<double>(step[j]); };
+    double a = 0.0, b1 = 0.0, b2 = 0.0, c = 0.0, h0 = 0.0, h1 = 0.0;
+    for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+        const double jd0 = information_row(terms, i, D0), jstep = information_row(terms, i, S);
+        a += D0(i) * jd0;
+        b1 += S(i) * jd0;
+        b2 += D0(i) * jstep;
+        c += S(i) * jstep;
+        if (terms.uses_history) {
+            h0 += D0(i) * static_cast<double>(terms.history[i]);
+            h1 += S(i) * static_cast<double>(terms.history[i]);
+        }
+    }
+    a = block_sum(a);
+    b1 = block_sum(b1);
+    b2 = block_sum(b2);
+    c = block_sum(c);
+    h0 = block_sum(h0);
+    h1 = block_sum(h1);
+    const double inverse_n = 1.0 / terms.weight_sum;
+    __shared__ int chosen;         // the accepted halving, or -1
+    __shared__ int rounds;         // its candidate rounds to theta
+    __shared__ double data_value;  // the accepted trial's data term
+    if (threadIdx.x == 0) {
+        chosen = -1;
+        rounds = 0;
+        const double value = flags->objective;
+        double t = 1.0;
+        for (int k = 0; k < kLineSearchSteps && t >= core::kSmallestStep; ++k, t /= 2.0) {
+            const T scaled = static_cast<T>(t);
+            bool same = true;
+            for (std::int64_t j = 0; j < d && same; ++j) same = theta[j] - scaled * step[j] == theta[j];
+            if (same) {
+                chosen = k;
+                rounds = 1;
+                break;
+            }
+            const double data = losses[k] * inverse_n;
+            double memory = 0.5 * (a - t * (b1 + b2) + t * t * c) * inverse_n;
+            if (terms.uses_history) memory -= terms.history_coefficient * (h0 - t * h1);
+            const double trial = data + memory;
+            if (isfinite(trial) && core::plain_decrease(trial, value)) {
+                chosen = k;
+                data_value = data;
+                break;
+            }
+        }
+    }
+    __syncthreads();
+    if (chosen < 0 || rounds) {
+        if (threadIdx.x == 0) {
+            flags->accepted = rounds;
+            flags->converged = rounds;
+            flags->t_advance = 0.0;
+            flags->change_norm = 0.0;
+        }
+        return;
+    }
+    const double t = ldexp(1.0, -chosen);
+    const T scaled = static_cast<T>(t);
+    double change = 0.0, norm = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        const T moved = theta[j] - scaled * step[j];
+        const double delta = static_cast<double>(moved - theta[j]);
+        change += delta * delta;
+        norm += static_cast<double>(moved) * static_cast<double>(moved);
+        theta[j] = moved;
+    }
+    change = sqrt(block_sum(change));
+    norm = sqrt(block_sum(norm));
+    // F at the rounded point, as the next iteration's trials see it.
+    const double value = data_value + memory_value(terms, theta);
+    if (threadIdx.x == 0) {
+        flags->objective = value;
+        flags->accepted = 1;
+        flags->t_advance = t;
+        flags->change_norm = change;
+        flags->theta_norm = norm;
+        flags->converged = core::step_converged(change, norm, tol);
+    }
+}
+
+template <class T>
+__global__ void gradient_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
+                                int blocks, T* g) {
+    gradient_into(terms, theta, gx, s_partials, blocks, g);
+}
+
+template <class T>
+__global__ void lamm_proposals_kernel(SurrogateTerms<T> terms, const T* theta, const T* g, const T* mask,
+                                      double lambda_value, int trials, const IterationFlags* flags,
+                                      LammTrials<T> out) {
+    const std::int64_t d = terms.d, p = terms.p;
+    const double phi = flags->phi;
+    // Each trial's point by one thread, as the CPU driver forms it.
+    for (int k = threadIdx.x; k < trials; k += blockDim.x) {
+        T* candidate = out.candidates + k * d;
+        T change[1024];
+        core::lamm_proposal<T>(d, theta, g, mask, lambda_value, ldexp(phi, k), candidate, change);
+        double dot = 0.0, change2 = 0.0, candidate2 = 0.0;
+        for (std::int64_t j = 0; j < d; ++j) {
+            dot += static_cast<double>(g[j]) * static_cast<double>(change[j]);
+            change2 += static_cast<double>(change[j]) * static_cast<double>(change[j]);
+            candidate2 += static_cast<double>(candidate[j]) * static_cast<double>(candidate[j]);
+            if (j < p) out.feature_changes[j + k * p] = change[j];
+        }
+        if (terms.intercept) out.intercept_changes[k] = change[p];
+        out.gradient_dot_change[k] = dot;
+        out.change_norm2[k] = change2;
+        out.candidate_norm2[k] = candidate2;
+    }
+    __syncthreads();
+    for (int k = 0; k < trials; ++k) {
+        const double memory = memory_value(terms, out.candidates + k * d);
+        if (threadIdx.x == 0) out.memory[k] = memory;
+    }
+}
+
+template <class T>
+__global__ void lamm_decide_kernel(SurrogateTerms<T> terms, int trials, const double* partials, int blocks,
+                                   double tol, LammTrials<T> candidates, T* theta, IterationFlags* flags) {
+    __shared__ int chosen;
+    if (threadIdx.x == 0) {
+        chosen = -1;
+        const double value = flags->objective;
+        double phi = flags->phi;
+        for (int k = 0; k < trials; ++k) {
+            const double data = sum_partials(partials, blocks, kLammTrialsPerPass, k) / terms.weight_sum;
+            const double candidate_value = data + candidates.memory[k];
+            const double bound = core::majorization_bound(value, candidates.gradient_dot_change[k], phi,
+                                                          sqrt(candidates.change_norm2[k]));
+            if (isfinite(candidate_value) && core::majorization_holds(candidate_value, bound)) {
+                chosen = k;
+                const double change = sqrt(candidates.change_norm2[k]);
+                const double norm = sqrt(candidates.candidate_norm2[k]);
+                flags->objective = candidate_value;
+                flags->phi = core::phi_after_acceptance(phi);
+                flags->change_norm = change;
+                flags->theta_norm = norm;
+                flags->converged = core::step_converged(change, norm, tol);
+                break;
+            }
+            phi = core::phi_after_rejection(phi);
+        }
+        flags->accepted = chosen >= 0;
+        flags->trial_advance = chosen;
+        if (chosen < 0) flags->phi = phi;
+    }
+    __syncthreads();
+    if (chosen >= 0)
+        for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x)
+            theta[j] = candidates.candidates[chosen * terms.d + j];
+}
+
+template <class T>
+__global__ void information_update_kernel(std::int64_t d, const T* J, const T* G, T* J_next) {
+    for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < d * d;
+         e += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        const std::int64_t i = e / d, j = e - i * d;  // row-major
+        J_next[e] = J[e] + gram_at(G, d, i, j);
+    }
+}
+
+template <class T>
+__global__ void identity_kernel(std::int64_t d, T* out) {
+    for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < d * d;
+         e += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+        out[e] = e % (d + 1) == 0 ? T(1) : T(0);
+}
+
+}  // namespace
+
+void launch_start_objective(cudaStream_t stream, const double* partials, int blocks, double weight_sum,
+                            IterationFlags* flags) {
+    start_objective_kernel<<<1, 32, 0, stream>>>(partials, blocks, weight_sum, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
+                          const double* s_partials, int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
+    newton_system_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, gx, s_partials, blocks, G, g, H, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
+                              bool require_symmetric, T* step, IterationFlags* flags) {
+    step_from_inverse_kernel<T><<<1, kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                          const int* info, T* step, IterationFlags* flags) {
+    min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, U, S, VT, g, info, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, T* theta, const T* step,
+                               const double* partials, int blocks, double tol, IterationFlags* flags) {
+    line_search_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, step, partials, blocks, tol, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
+                     const double* s_partials, int blocks, T* g) {
+    gradient_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, gx, s_partials, blocks, g);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_lamm_proposals(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* g,
+                           const T* mask, double lambda_value, int trials, const IterationFlags* flags,
+                           const LammTrials<T>& out) {
+    lamm_proposals_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, g, mask, lambda_value, trials, flags, out);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_lamm_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, int trials, const double* partials,
+                        int blocks, double tol, const LammTrials<T>& candidates, T* theta, IterationFlags* flags) {
+    lamm_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, trials, partials, blocks, tol, candidates, theta, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, const T* G, T* J_next) {
+    information_update_kernel<T><<<row_blocks(d * d), kThreads, 0, stream>>>(d, J, G, J_next);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
+    identity_kernel<T><<<row_blocks(d * d), kThreads, 0, stream>>>(d, out);
+    RH_CUDA_LAUNCHED();
+}
+
+#define RH_INSTANTIATE(T)                                                                                           \
+    template void launch_newton_system<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*,              \
+                                          const double*, int, const T*, T*, T*, IterationFlags*);                  \
+    template void launch_step_from_inverse<T>(cudaStream_t, std::int64_t, const T*, const T*, const int*, bool,   \
+                                              T*, IterationFlags*);                                                \
+    template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \
+                                          const int*, T*, IterationFlags*);                                        \
+    template void launch_line_search_decide<T>(cudaStream_t, const SurrogateTerms<T>&, T*, const T*,               \
+                                               const double*, int, double, IterationFlags*);                       \
+    template void launch_gradient<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const double*,    \
+                                     int, T*);                                                                     \
+    template void launch_lamm_proposals<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const T*,   \
+                                           double, int, const IterationFlags*, const LammTrials<T>&);              \
+    template void launch_lamm_decide<T>(cudaStream_t, const SurrogateTerms<T>&, int, const double*, int, double,   \
+                                        const LammTrials<T>&, T*, IterationFlags*);                                \
+    template void launch_information_update<T>(cudaStream_t, std::int64_t, const T*, const T*, T*);               \
+    template void launch_identity<T>(cudaStream_t, std::int64_t, T*);
+RH_INSTANTIATE(float)
+RH_INSTANTIATE(double)
+#undef RH_INSTANTIATE
+
+}  // namespace rh::cuda

@@ -1,0 +1,119 @@
+// The d-sized work of an iteration, on the device, one block per kernel:
+// the gradient and the Newton matrix of the surrogate objective (ALGORITHM.md),
+// the step from a factored Newton matrix and its reciprocal condition
+// number, and the solvers' decisions (solver_rules.hpp's tests and updates:
+// line search over every halving at once, LAMM's majorization test and phi)
+// written into an IterationFlags record the host reads once per iteration.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace rh::cuda {
+
+// What an iteration decided, in device memory (and a pinned host copy).
+struct IterationFlags {
+    double objective = 0.0;     // F at the current point
+    double t_advance = 0.0;     // Newton: t of the accepted step (0: none), applied by the next scoring pass
+    double phi = 1.0;           // LAMM's phi for the next trial
+    double change_norm = 0.0;
+    double theta_norm = 0.0;
+    double rcond = 0.0;         // of the last factored Newton matrix
+    double norm1 = 0.0;         // ||H||_1
+    int trial_advance = -1;     // LAMM: the accepted trial's column (-1: none), applied by the next scoring pass
+    int accepted = 0;
+    int converged = 0;
+    int step_ok = 0;            // the last solve gave a usable step
+    int symmetric = 0;          // the Newton matrix is exactly symmetric
+    int need_fallback = 0;      // the Cholesky step was refused: the host runs the next rung
+    int info = 0;               // the last factorization's info
+    int reserved = 0;
+};
+
+// The batch's surrogate objective, as the kernels see it.
+template <class T>
+struct SurrogateTerms {
+    std::int64_t d = 0, p = 0;
+    bool intercept = true;
+    const T* theta_prev = nullptr;
+    const T* information = nullptr;  // J_prev, d x d row-major
+    const T* history = nullptr;      // sign(theta_prev) * mask
+    bool uses_history = false;
+    double history_coefficient = 0.0;
+    double weight_sum = 1.0;         // N
+    T ridge = T(0);
+};
+
+// The LAMM trials of one pass: candidates (d x trials, column-major), their
+// changes' feature part (p x trials, the GEMM's right-hand side) and
+// intercept part (trials), g' change, ||change||^2, ||candidate||^2 and the
+// memory term of f at each candidate.
+template <class T>
+struct LammTrials {
+    T* candidates = nullptr;
+    T* feature_changes = nullptr;
+    T* intercept_changes = nullptr;
+    double* gradient_dot_change = nullptr;
+    double* change_norm2 = nullptr;
+    double* candidate_norm2 = nullptr;
+    double* memory = nullptr;
+};
+
+// F at the starting point (the memory terms vanish there): loss / N.
+void launch_start_objective(cudaStream_t stream, const double* partials, int blocks, double weight_sum,
+                            IterationFlags* flags);
+
+// g = grad f(theta) (d) and H = (G + J)/N + ridge I (column-major, full;
+// G: SYRK's upper triangle, column-major); flags: symmetric, norm1.
+// gx: X' s (p), s_partials: the scoring pass's partial sums of s.
+template <class T>
+void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
+                          const double* s_partials, int blocks, const T* G, T* g, T* H, IterationFlags* flags);
+
+// step = Hinv g when the factorization succeeded (*info == 0), the matrix is
+// symmetric where that is required, rcond = 1 / (||H||_1 ||Hinv||_1) >
+// eps * d and the step is finite; flags.step_ok says whether.
+template <class T>
+void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
+                              bool require_symmetric, T* step, IterationFlags* flags);
+
+// The minimum-norm least-squares step from H = U S V' (gesvd): singular
+// values below eps * d * s_max count as zero.
+template <class T>
+void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                          const int* info, T* step, IterationFlags* flags);
+
+// The line search over every halving at once (kLineSearchSteps losses from
+// the pass): the first t whose candidate rounds to theta (convergence) or
+// does not raise f is taken; theta moves, F, the convergence test and
+// t_advance into flags. Does nothing when flags.step_ok is 0 (sets
+// need_fallback).
+template <class T>
+void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, T* theta, const T* step,
+                               const double* partials, int blocks, double tol, IterationFlags* flags);
+
+template <class T>
+void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
+                     const double* s_partials, int blocks, T* g);
+
+// The LAMM trials at phi, 2 phi, ... (flags.phi) for `trials` of them.
+template <class T>
+void launch_lamm_proposals(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* g,
+                           const T* mask, double lambda_value, int trials, const IterationFlags* flags,
+                           const LammTrials<T>& out);
+
+// The first trial that f does not put above its majorizer is taken (theta,
+// F, phi, convergence, trial_advance); none: phi doubles once per trial.
+template <class T>
+void launch_lamm_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, int trials, const double* partials,
+                        int blocks, double tol, const LammTrials<T>& candidates, T* theta, IterationFlags* flags);
+
+// J_next = J + G (G: SYRK's upper triangle, column-major; J row-major).
+template <class T>
+void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, const T* G, T* J_next);
+
+template <class T>
+void launch_identity(cudaStream_t stream, std::int64_t d, T* out);
+
+}  // namespace rh::cuda

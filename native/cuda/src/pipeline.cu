@@ -1,0 +1,281 @@
+// One batch transition of the CUDA engine (ALGORITHM.md) and prediction.
+//
+// The decisions of an iteration (the line search over every halving, LAMM's
+// majorization test and phi, the convergence test) are made by kernels on
+// the device, with core/solver_rules.hpp's functions; the host reads one
+// IterationFlags record per iteration to know whether to continue. The
+// host synchronizes once for the batch's checks and weight, once per
+// iteration (twice when the Cholesky rung refuses a system, more on the
+// SVD rung), and once at the end for the coefficients.
+#include <algorithm>
+#include <string>
+
+#include "core/batch_closing.hpp"
+#include "core/invariants.hpp"
+#include "core/schedules.hpp"
+#include "core/solver_rules.hpp"
+#include "core/surrogate_terms.hpp"
+#include "cuda_engine.cuh"
+#include "huber_kernels.cuh"
+#include "launch.cuh"
+#include "vendor_calls.cuh"
+
+namespace rh::cuda {
+
+namespace {
+
+core::SolverConfig to_core(const rh_cuda_solver_config& c) {
+    core::SolverConfig out;
+    out.tau = c.tau;
+    out.penalty = c.penalty == RH_CUDA_PENALTY_L1 ? core::Penalty::l1 : core::Penalty::none;
+    if (c.penalty != RH_CUDA_PENALTY_NONE && c.penalty != RH_CUDA_PENALTY_L1)
+        throw Failure(core::Status::invalid_argument, "penalty must be either 'none' or 'l1'");
+    out.lambda_scale = c.lambda_scale;
+    out.bandwidth_scale = c.bandwidth_scale;
+    out.fit_intercept = c.fit_intercept != 0;
+    out.max_iter = c.max_iter;
+    out.tol = c.tol;
+    out.ridge = c.ridge;
+    return out;
+}
+
+}  // namespace
+
+template <class T>
+void CudaEngine<T>::read_flags() {
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_flags_.get(), ws_.flags.data(), sizeof(IterationFlags), cudaMemcpyDeviceToHost,
+                                  stream_));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++update_syncs_;
+}
+
+template <class T>
+SurrogateTerms<T> CudaEngine<T>::terms(const core::SolverConfig& config, double weight_sum_after) const {
+    SurrogateTerms<T> t;
+    t.d = d_;
+    t.p = p_;
+    t.intercept = intercept_;
+    t.theta_prev = ws_.theta_current.data();
+    t.information = ws_.J_current.data();
+    t.history = ws_.history.data();
+    t.uses_history = core::uses_history(config, counters_);
+    t.history_coefficient = core::history_coefficient(counters_.weight_sum, weight_sum_after, counters_.previous_lambda);
+    t.weight_sum = weight_sum_after;
+    t.ridge = static_cast<T>(config.ridge);
+    return t;
+}
+
+template <class T>
+void CudaEngine<T>::start(const StagedBatch<T>& batch, T tau) {
+    const int n = static_cast<int>(batch.rows);
+    vendor::rows_times(blas_, n, static_cast<int>(p_), batch.X, ws_.theta.data(), ws_.r.data());
+    launch_start_residual<T>(stream_, batch.rows, batch.y, batch.w, intercept_ ? ws_.theta.data() + p_ : nullptr,
+                             tau, ws_.r.data(), ws_.partials.data());
+}
+
+template <class T>
+void CudaEngine<T>::score(const StagedBatch<T>& batch, T tau, T h, bool curvature) {
+    const ResidualAdvance<T> advance{ws_.dz.data(), &ws_.flags.data()->t_advance, ws_.trial_residuals.data(),
+                                     &ws_.flags.data()->trial_advance};
+    launch_score_rows<T>(stream_, batch.rows, advance, batch.w, tau, h, ws_.r.data(), ws_.s.data(),
+                         curvature ? ws_.c.data() : nullptr, ws_.partials.data());
+    if (!curvature) return;
+    launch_weighted_rows<T>(stream_, batch.rows, p_, intercept_, batch.X, ws_.c.data(), ws_.weighted_rows.data());
+    vendor::gram_upper(blas_, static_cast<int>(batch.rows), static_cast<int>(d_), ws_.weighted_rows.data(),
+                       ws_.G.data());
+}
+
+template <class T>
+typename CudaEngine<T>::SolveOutcome CudaEngine<T>::damped_newton(const StagedBatch<T>& batch,
+                                                                  const SurrogateTerms<T>& terms,
+                                                                  const core::SolverConfig& config, T h,
+                                                                  core::UpdateDiagnostics& diagnostics) {
+    const int n = static_cast<int>(batch.rows), p = static_cast<int>(p_);
+    const T tau = static_cast<T>(config.tau);
+    const int blocks = row_blocks(batch.rows);
+    IterationFlags* flags = ws_.flags.data();
+    const IterationFlags& seen = *host_flags_.get();
+    auto line_search = [&] {
+        vendor::rows_times(blas_, n, p, batch.X, ws_.step.data(), ws_.dz.data());
+        launch_line_search_losses<T>(stream_, batch.rows, ws_.r.data(), ws_.dz.data(),
+                                     intercept_ ? ws_.step.data() + p_ : nullptr, batch.w, tau, ws_.partials.data());
+        launch_line_search_decide<T>(stream_, terms, ws_.theta.data(), ws_.step.data(), ws_.partials.data(), blocks,
+                                     config.tol, flags);
+        read_flags();
+    };
+    for (int iteration = 1; iteration <= config.max_iter; ++iteration) {
+        score(batch, tau, h, true);  // r advanced by the last step; s, c, the Gram
+        vendor::transposed_times(blas_, n, p, batch.X, ws_.s.data(), ws_.product.data());
+        launch_newton_system<T>(stream_, terms, ws_.theta.data(), ws_.product.data(), ws_.partials.data(), blocks,
+                                ws_.G.data(), ws_.gradient.data(), ws_.H.data(), flags);
+        solver_.cholesky_step(stream_, solver_handle_, d_, ws_.H.data(), ws_.gradient.data(), ws_.step.data(),
+                              flags);
+        line_search();
+        core::SolveRoute route = core::SolveRoute::cholesky;
+        if (seen.need_fallback) {
+            route = solver_.fallback_step(stream_, solver_handle_, d_, ws_.H.data(), ws_.gradient.data(),
+                                          ws_.step.data(), flags, host_flags_.get(), &update_syncs_);
+            line_search();
+        }
+        diagnostics.record(route);
+        if (seen.converged) return {iteration, true};
+        if (!seen.accepted) return {iteration, false};
+    }
+    return {config.max_iter, false};
+}
+
+template <class T>
+typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                                         const core::SolverConfig& config, double lambda_value) {
+    const int n = static_cast<int>(batch.rows), p = static_cast<int>(p_);
+    const T tau = static_cast<T>(config.tau);
+    const int blocks = row_blocks(batch.rows);
+    IterationFlags* flags = ws_.flags.data();
+    const IterationFlags& seen = *host_flags_.get();
+    const LammTrials<T> trials = ws_.lamm_trials();
+    for (int iteration = 1; iteration <= config.max_iter; ++iteration) {
+        score(batch, tau, T(1), false);  // r: the accepted trial's residual; s
+        vendor::transposed_times(blas_, n, p, batch.X, ws_.s.data(), ws_.product.data());
+        launch_gradient<T>(stream_, terms, ws_.theta.data(), ws_.product.data(), ws_.partials.data(), blocks,
+                           ws_.gradient.data());
+        bool accepted = false;
+        for (int used = 0; used < core::kMaxMajorizationTrials && !accepted;) {
+            const int count = std::min(kLammTrialsPerPass, core::kMaxMajorizationTrials - used);
+            launch_lamm_proposals<T>(stream_, terms, ws_.theta.data(), ws_.gradient.data(), ws_.mask.data(),
+                                     lambda_value, count, flags, trials);
+            vendor::rows_times_matrix(blas_, n, p, count, batch.X, trials.feature_changes, ws_.trial_products.data());
+            launch_lamm_trials<T>(stream_, batch.rows, count, ws_.r.data(), ws_.trial_products.data(),
+                                  intercept_ ? trials.intercept_changes : nullptr, batch.w, tau,
+                                  ws_.trial_residuals.data(), ws_.partials.data());
+            launch_lamm_decide<T>(stream_, terms, count, ws_.partials.data(), blocks, config.tol, trials,
+                                  ws_.theta.data(), flags);
+            read_flags();
+            used += count;
+            accepted = seen.accepted != 0;
+        }
+        if (!accepted) return {iteration, false};
+        if (seen.converged) return {iteration, true};
+    }
+    return {config.max_iter, false};
+}
+
+template <class T>
+void CudaEngine<T>::close(const StagedBatch<T>& batch, T tau, T h) {
+    score(batch, tau, h, true);  // r_hat: the last accepted step applied; c and the Gram there
+    launch_information_update<T>(stream_, d_, ws_.J_current.data(), ws_.G.data(), ws_.J_next.data());
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta_next.data(), ws_.theta.data(), sizeof(T) * d_, cudaMemcpyDeviceToDevice,
+                                  stream_));
+}
+
+template <class T>
+void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_config& abi_config, void* coefficients_out,
+                           rh_cuda_diagnostics& out) {
+    // 1. Everything that can be checked on the host, before any device work.
+    const core::SolverConfig config = to_core(abi_config);
+    core::check_config(config);
+    core::check_counters(counters_);
+    if (config.fit_intercept != intercept_)
+        throw Failure(core::Status::invalid_state, "state fit_intercept does not match the configuration");
+    check_batch_description(batch, sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32, device_, p_, true);
+    DeviceGuard guard(device_);
+    update_syncs_ = 0;
+
+    // 2. The batch on the device, its values checked, its weight.
+    const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
+    const double batch_weight = check_batch_values<T>(staged, p_, ws_, host_sums_.get(), stream_);
+    ++update_syncs_;
+
+    // 3. Schedules and surrogate terms (the mask and history direction from
+    //    the committed coefficients' host mirror).
+    const double weight_sum_after = counters_.weight_sum + batch_weight;
+    const double h = core::bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, p_);
+    const double lambda_value =
+        core::lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, p_);
+    T* mask = host_terms_.get();
+    T* history = host_terms_.get() + d_;
+    core::penalty_mask_and_history(d_, p_, host_theta_.data(), mask, history);
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.mask.data(), mask, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    const SurrogateTerms<T> surrogate = terms(config, weight_sum_after);
+
+    // 4. Solve from the committed coefficients, into staged buffers.
+    const T tau = static_cast<T>(config.tau), bandwidth = static_cast<T>(h);
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta.data(), ws_.theta_current.data(), sizeof(T) * d_,
+                                  cudaMemcpyDeviceToDevice, stream_));
+    start(staged, tau);
+    launch_start_objective(stream_, ws_.partials.data(), row_blocks(staged.rows), weight_sum_after, ws_.flags.data());
+    core::UpdateDiagnostics diagnostics;
+    const SolveOutcome outcome = config.penalty == core::Penalty::l1
+                                     ? lamm(staged, surrogate, config, lambda_value)
+                                     : damped_newton(staged, surrogate, config, bandwidth, diagnostics);
+    const double objective = host_flags_.get()->objective;
+
+    // 5. Close the batch into the staged state, read the coefficients back,
+    //    then commit (nothing before this point changed the state).
+    close(staged, tau, bandwidth);
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_, cudaMemcpyDeviceToHost,
+                                  stream_));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++update_syncs_;
+    ws_.theta_current.swap(ws_.theta_next);
+    ws_.J_current.swap(ws_.J_next);
+    host_theta_.swap(host_theta_next_);
+    counters_ = core::next_counters(counters_, staged.rows, lambda_value, weight_sum_after);
+    ++updates_;
+    host_syncs_ += update_syncs_;
+    if (coefficients_out != nullptr) std::copy(host_theta_.begin(), host_theta_.end(), static_cast<T*>(coefficients_out));
+
+    out.objective = core::reported_objective(config.penalty, objective, lambda_value, d_, host_theta_.data(), mask);
+    out.lambda_value = lambda_value;
+    out.bandwidth = h;
+    out.iterations = outcome.iterations;
+    out.converged = outcome.converged ? 1 : 0;
+    out.solve_route = static_cast<int32_t>(diagnostics.solve_route);
+    out.cholesky_solves = diagnostics.cholesky_solves;
+    out.lu_solves = diagnostics.lu_solves;
+    out.least_squares_solves = diagnostics.least_squares_solves;
+    out.host_syncs = update_syncs_;
+}
+
+template <class T>
+void CudaEngine<T>::predict(const rh_cuda_batch& batch, void* out) {
+    check_batch_description(batch, sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32, device_, p_, false);
+    if (out == nullptr) throw Failure(core::Status::invalid_argument, "out must not be null");
+    DeviceGuard guard(device_);
+    const std::int64_t n = batch.rows;
+    const bool host = batch.memory == RH_CUDA_MEMORY_HOST;
+    const T* X = static_cast<const T*>(batch.X);
+    T* target = static_cast<T*>(out);
+    if (host) {
+        ws_.reserve_rows(device_, n, p_, d_, true, false, stream_);
+        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.X.data(), batch.X, sizeof(T) * n * p_, cudaMemcpyHostToDevice, stream_));
+        X = ws_.X.data();
+        target = ws_.r.data();
+    } else {
+        if (batch.stream != 0 && reinterpret_cast<cudaStream_t>(batch.stream) != stream_) {
+            cudaEvent_t ready;
+            RH_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+            RH_CUDA_CHECK(cudaEventRecord(ready, reinterpret_cast<cudaStream_t>(batch.stream)));
+            RH_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
+            RH_CUDA_CHECK(cudaEventDestroy(ready));
+        }
+    }
+    vendor::rows_times(blas_, static_cast<int>(n), static_cast<int>(p_), X, ws_.theta_current.data(), target);
+    if (intercept_) launch_add_intercept<T>(stream_, n, ws_.theta_current.data() + p_, target);
+    if (host) {
+        RH_CUDA_CHECK(cudaMemcpyAsync(out, target, sizeof(T) * n, cudaMemcpyDeviceToHost, stream_));
+        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    } else if (batch.stream != 0 && reinterpret_cast<cudaStream_t>(batch.stream) != stream_) {
+        // The consumer's stream waits for the prediction.
+        cudaEvent_t done;
+        RH_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+        RH_CUDA_CHECK(cudaEventRecord(done, stream_));
+        RH_CUDA_CHECK(cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(batch.stream), done, 0));
+        RH_CUDA_CHECK(cudaEventDestroy(done));
+    }
+}
+
+template class CudaEngine<float>;
+template class CudaEngine<double>;
+
+}  // namespace rh::cuda

@@ -1,0 +1,63 @@
+#include "workspace.cuh"
+
+#include "launch.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d) {
+    constexpr std::int64_t K = kLammTrialsPerPass;
+    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) grow(*array, device, d);
+    for (auto* array : {&J_current, &J_next, &G, &H}) grow(*array, device, d * d);
+    grow(product, device, p);
+    grow(candidates, device, d * K);
+    grow(feature_changes, device, p * K);
+    grow(intercept_changes, device, K);
+    grow(trial_scalars, device, 4 * K);
+    grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
+    grow(sums, device, kBatchCheckSums);
+    grow(flags, device, 1);
+}
+
+template <class T>
+void Workspace<T>::reserve_rows(int device, std::int64_t n, std::int64_t p, std::int64_t d, bool host_batch,
+                                bool unit_weights, cudaStream_t stream) {
+    constexpr std::int64_t K = kLammTrialsPerPass;
+    if (host_batch) {
+        grow(X, device, n * p);
+        grow(y, device, n);
+        grow(w, device, n);
+    }
+    for (auto* array : {&r, &s, &c, &dz}) grow(*array, device, n);
+    grow(weighted_rows, device, n * d);
+    grow(trial_products, device, n * K);
+    grow(trial_residuals, device, n * K);
+    if (unit_weights && ones_filled_ < n) {
+        grow(ones, device, n);
+        launch_fill<T>(stream, ones.size(), T(1), ones.data());
+        ones_filled_ = ones.size();
+    }
+}
+
+template <class T>
+LammTrials<T> Workspace<T>::lamm_trials() const {
+    constexpr std::int64_t K = kLammTrialsPerPass;
+    return {candidates.data(),       feature_changes.data(),  intercept_changes.data(),
+            trial_scalars.data(),    trial_scalars.data() + K, trial_scalars.data() + 2 * K,
+            trial_scalars.data() + 3 * K};
+}
+
+template <class T>
+std::int64_t Workspace<T>::bytes() const noexcept {
+    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + flags.bytes();
+    for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
+                              &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
+                              &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H})
+        total += array->bytes();
+    return total;
+}
+
+template struct Workspace<float>;
+template struct Workspace<double>;
+
+}  // namespace rh::cuda

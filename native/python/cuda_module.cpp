@@ -1,0 +1,321 @@
+// _renewable_huber_native_cuda: the thin nanobind binding of the CUDA engine,
+// over its C ABI only (native/cuda/include/rh_cuda.hpp's RAII wrapper). Host
+// arrays must be C-contiguous CPU arrays of the engine's dtype (no implicit
+// conversion; the Python adapter makes the one explicit copy the contract
+// allows); device arrays arrive as pointers with their stream (the adapter
+// negotiates DLPack). The GIL is released around every engine call that
+// runs device work. Failures cross into Python as EngineError(message,
+// status name), the core types' bindings shared with the CPU module.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/diagnostics.hpp"
+#include "core/status.hpp"
+#include "core_bindings.hpp"
+#include "rh_cuda.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+// The contract's diagnostics and the CUDA engine's own count of host
+// synchronizations.
+struct CudaUpdateDiagnostics : rh::core::UpdateDiagnostics {
+    int host_syncs = 0;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+    throw rh::core::EngineError(rh::core::Status::invalid_argument, message);
+}
+
+int32_t parse_dtype(const std::string& dtype) {
+    if (dtype == "float64") return RH_CUDA_FLOAT64;
+    if (dtype == "float32") return RH_CUDA_FLOAT32;
+    fail("dtype must be either 'float32' or 'float64'");
+}
+
+class Engine {
+public:
+    Engine(int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept, bool cuda_graphs,
+           bool fast_math, std::uint64_t stream)
+        : dtype_(parse_dtype(dtype)),
+          d_(n_features + (fit_intercept ? 1 : 0)),
+          engine_(options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream)) {}
+
+    void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters) {
+        check_host(coefficients, d_, "coefficients");
+        check_host(information, d_ * d_, "information");
+        auto state = rh::cuda_abi::make<rh_cuda_host_state>();
+        state.coefficients = coefficients.data();
+        state.information = information.data();
+        state.n_parameters = d_;
+        state.counters = to_abi(counters);
+        nb::gil_scoped_release released;
+        engine_.restore_state(state);
+    }
+
+    rh::core::StateCounters copy_state(HostArray coefficients, HostArray information) {
+        check_host(coefficients, d_, "coefficients");
+        check_host(information, d_ * d_, "information");
+        auto state = rh::cuda_abi::make<rh_cuda_host_state>();
+        state.coefficients = coefficients.data();
+        state.information = information.data();
+        state.n_parameters = d_;
+        {
+            nb::gil_scoped_release released;
+            engine_.copy_state(state);
+        }
+        return from_abi(state.counters);
+    }
+
+    rh::core::StateCounters counters() { return from_abi(engine_.counters()); }
+
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_host(
+        HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
+        HostArray coefficients_out) {
+        if (X.ndim() != 2) fail("X must be two-dimensional");
+        const std::int64_t rows = static_cast<std::int64_t>(X.shape(0));
+        check_host(y, rows, "y");
+        if (sample_weight) check_host(*sample_weight, rows, "sample_weight");
+        check_host(coefficients_out, d_, "out_coefficients");
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_HOST;
+        batch.dtype = dtype_of(X, "X");
+        batch.rows = rows;
+        batch.features = static_cast<std::int64_t>(X.shape(1));
+        batch.X = X.data();
+        batch.y = y.data();
+        batch.sample_weight = sample_weight ? sample_weight->data() : nullptr;
+        return run_update(batch, config, coefficients_out.data());
+    }
+
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_device(
+        std::uintptr_t X, std::uintptr_t y, std::uintptr_t sample_weight, std::int64_t rows, std::int64_t features,
+        std::uint64_t stream, const rh::core::SolverConfig& config, HostArray coefficients_out) {
+        check_host(coefficients_out, d_, "out_coefficients");
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_DEVICE;
+        batch.dtype = dtype_;
+        batch.rows = rows;
+        batch.features = features;
+        batch.X = reinterpret_cast<const void*>(X);
+        batch.y = reinterpret_cast<const void*>(y);
+        batch.sample_weight = reinterpret_cast<const void*>(sample_weight);
+        batch.stream = stream;
+        return run_update(batch, config, coefficients_out.data());
+    }
+
+    void predict_host(HostArray X, HostArray out) {
+        if (X.ndim() != 2) fail("X must be two-dimensional");
+        check_host(out, static_cast<std::int64_t>(X.shape(0)), "out");
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_HOST;
+        batch.dtype = dtype_of(X, "X");
+        batch.rows = static_cast<std::int64_t>(X.shape(0));
+        batch.features = static_cast<std::int64_t>(X.shape(1));
+        batch.X = X.data();
+        if (batch.rows == 0) return;
+        nb::gil_scoped_release released;
+        engine_.predict(batch, out.data());
+    }
+
+    void predict_device(std::uintptr_t X, std::int64_t rows, std::int64_t features, std::uintptr_t out,
+                        std::uint64_t stream) {
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_DEVICE;
+        batch.dtype = dtype_;
+        batch.rows = rows;
+        batch.features = features;
+        batch.X = reinterpret_cast<const void*>(X);
+        batch.stream = stream;
+        if (rows == 0) return;
+        nb::gil_scoped_release released;
+        engine_.predict(batch, reinterpret_cast<void*>(out));
+    }
+
+    void synchronize() {
+        nb::gil_scoped_release released;
+        engine_.synchronize();
+    }
+
+    nb::dict features() {
+        const rh_cuda_features f = engine_.features();
+        nb::dict out;
+        out["device"] = f.device;
+        out["dtype"] = f.dtype == RH_CUDA_FLOAT64 ? "float64" : "float32";
+        out["n_parameters"] = f.n_parameters;
+        out["updates"] = f.updates;
+        out["host_syncs"] = f.host_syncs;
+        out["workspace_allocations"] = f.workspace_allocations;
+        out["workspace_bytes"] = f.workspace_bytes;
+        out["graph_captures"] = f.graph_captures;
+        out["graph_replays"] = f.graph_replays;
+        out["graph_fallbacks"] = f.graph_fallbacks;
+        out["cuda_graphs"] = f.cuda_graphs != 0;
+        out["fast_math"] = f.fast_math != 0;
+        out["owns_stream"] = f.owns_stream != 0;
+        out["stream"] = f.stream;
+        return out;
+    }
+
+    std::int64_t n_parameters() const { return d_; }
+
+private:
+    static rh_cuda_engine_options options(int device, int32_t dtype, std::int64_t n_features, bool fit_intercept,
+                                          bool cuda_graphs, bool fast_math, std::uint64_t stream) {
+        auto options = rh::cuda_abi::make<rh_cuda_engine_options>();
+        options.device = device;
+        options.dtype = dtype;
+        options.n_features = n_features;
+        options.fit_intercept = fit_intercept ? 1 : 0;
+        options.cuda_graphs = cuda_graphs ? 1 : 0;
+        options.fast_math = fast_math ? 1 : 0;
+        options.stream = stream;
+        return options;
+    }
+
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> run_update(const rh_cuda_batch& batch,
+                                                                          const rh::core::SolverConfig& config,
+                                                                          void* out) {
+        auto abi = rh::cuda_abi::make<rh_cuda_solver_config>();
+        abi.tau = config.tau;
+        abi.lambda_scale = config.lambda_scale;
+        abi.bandwidth_scale = config.bandwidth_scale;
+        abi.tol = config.tol;
+        abi.ridge = config.ridge;
+        abi.penalty = config.penalty == rh::core::Penalty::l1 ? RH_CUDA_PENALTY_L1 : RH_CUDA_PENALTY_NONE;
+        abi.max_iter = config.max_iter;
+        abi.fit_intercept = config.fit_intercept ? 1 : 0;
+        rh_cuda_diagnostics result;
+        {
+            nb::gil_scoped_release released;
+            result = engine_.update(batch, abi, out);
+        }
+        CudaUpdateDiagnostics diagnostics;
+        diagnostics.iterations = result.iterations;
+        diagnostics.converged = result.converged != 0;
+        diagnostics.objective = result.objective;
+        diagnostics.lambda_value = result.lambda_value;
+        diagnostics.bandwidth = result.bandwidth;
+        diagnostics.solve_route = static_cast<rh::core::SolveRoute>(result.solve_route);
+        diagnostics.cholesky_solves = result.cholesky_solves;
+        diagnostics.lu_solves = result.lu_solves;
+        diagnostics.least_squares_solves = result.least_squares_solves;
+        diagnostics.host_syncs = result.host_syncs;
+        return {diagnostics, counters()};
+    }
+
+    void check_host(const HostArray& array, std::int64_t size, const char* name) const {
+        if (static_cast<std::int64_t>(array.size()) != size)
+            fail(std::string(name) + " must have " + std::to_string(size) + " values");
+        dtype_of(array, name);
+    }
+
+    int32_t dtype_of(const HostArray& array, const char* name) const {
+        const bool f64 = array.dtype() == nb::dtype<double>(), f32 = array.dtype() == nb::dtype<float>();
+        if ((dtype_ == RH_CUDA_FLOAT64 && !f64) || (dtype_ == RH_CUDA_FLOAT32 && !f32))
+            fail(std::string(name) + " must be of the engine's dtype");
+        return dtype_;
+    }
+
+    static rh_cuda_state_counters to_abi(const rh::core::StateCounters& c) {
+        auto out = rh::cuda_abi::make<rh_cuda_state_counters>();
+        out.n_features_in = c.n_features_in;
+        out.n_samples_seen = c.n_samples_seen;
+        out.batch_count = c.batch_count;
+        out.previous_lambda = c.previous_lambda;
+        out.weight_sum = c.weight_sum;
+        out.fit_intercept = c.fit_intercept ? 1 : 0;
+        return out;
+    }
+    static rh::core::StateCounters from_abi(const rh_cuda_state_counters& c) {
+        return {c.n_features_in, c.fit_intercept != 0, c.n_samples_seen, c.batch_count, c.previous_lambda,
+                c.weight_sum};
+    }
+
+    int32_t dtype_;
+    std::int64_t d_;
+    rh::cuda_abi::Engine engine_;
+};
+
+}  // namespace
+
+NB_MODULE(_renewable_huber_native_cuda, m) {
+    m.doc() = "renewable-huber CUDA engine (over its C ABI)";
+    m.attr("__version__") = RH_VERSION_STRING;
+    m.attr("ABI_VERSION") = RH_NATIVE_ABI_VERSION;
+    m.attr("CUDA_ABI_VERSION") = RH_CUDA_ABI_VERSION;
+    PyObject* engine_error = rh::python::bind_engine_error(m, "_renewable_huber_native_cuda.EngineError");
+    nb::register_exception_translator(
+        [](const std::exception_ptr& p, void* type) {
+            try {
+                std::rethrow_exception(p);
+            } catch (const rh::cuda_abi::CudaEngineError& error) {
+                const char* status = error.status() == RH_CUDA_ABI_MISMATCH
+                                         ? "abi_mismatch"
+                                         : rh::core::status_name(static_cast<rh::core::Status>(error.status()));
+                rh::python::raise_engine_error(static_cast<PyObject*>(type), error.what(), status);
+            }
+        },
+        engine_error);
+    rh::python::bind_core_types(m);
+
+    nb::class_<CudaUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CudaUpdateDiagnostics")
+        .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs);
+
+    m.def("library_abi_version", &rh_cuda_abi_version, "the engine library's ABI version (major << 16 | minor)");
+    m.def("runtime_info", [] {
+        const rh_cuda_runtime_info info = rh::cuda_abi::runtime_info();
+        nb::dict out;
+        out["device_count"] = info.device_count;
+        out["runtime_version"] = info.runtime_version;
+        out["driver_version"] = info.driver_version;
+        return out;
+    });
+    m.def(
+        "device_info",
+        [](int device) {
+            const rh_cuda_device_info info = rh::cuda_abi::device_info(device);
+            nb::dict out;
+            out["device"] = info.device;
+            out["name"] = std::string(info.name);
+            out["compute_capability"] = nb::make_tuple(info.compute_capability_major, info.compute_capability_minor);
+            out["multiprocessors"] = info.multiprocessors;
+            out["total_memory_bytes"] = info.total_memory_bytes;
+            return out;
+        },
+        "device"_a);
+
+    nb::class_<Engine>(m, "Engine")
+        .def(
+            "__init__",
+            [](Engine* self, int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept,
+               bool cuda_graphs, bool fast_math, std::uint64_t stream) {
+                new (self) Engine(device, dtype, n_features, fit_intercept, cuda_graphs, fast_math, stream);
+            },
+            "device"_a, "dtype"_a, "n_features"_a, "fit_intercept"_a, "cuda_graphs"_a = false, "fast_math"_a = false,
+            "stream"_a = 0)
+        .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a)
+        .def("copy_state", &Engine::copy_state, "coefficients"_a.noconvert(), "information"_a.noconvert())
+        .def("counters", &Engine::counters)
+        .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),
+             "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
+        .def("update_device", &Engine::update_device, "X"_a, "y"_a, "sample_weight"_a, "rows"_a, "features"_a,
+             "stream"_a, "config"_a, "out_coefficients"_a.noconvert())
+        .def("predict_host", &Engine::predict_host, "X"_a.noconvert(), "out"_a.noconvert())
+        .def("predict_device", &Engine::predict_device, "X"_a, "rows"_a, "features"_a, "out"_a, "stream"_a)
+        .def("synchronize", &Engine::synchronize)
+        .def("features", &Engine::features)
+        .def_prop_ro("n_parameters", &Engine::n_parameters);
+}
