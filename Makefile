@@ -6,7 +6,11 @@ VENV   := .venv
 VPY    := $(VENV)/bin/python
 STAMP  := $(VENV)/.renewable-huber-installed
 NATIVE_STAMP := $(VENV)/.renewable-huber-native-cpu-installed
-NATIVE_SOURCES := $(shell find native -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.inc' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.toml' \) -not -path 'native/build*') src/renewable_huber/_version.py
+CUDA_STAMP := $(VENV)/.renewable-huber-native-cuda-installed
+NATIVE_SOURCES := $(shell find native -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.inc' -o -name '*.cu' -o -name '*.cuh' -o -name '*.json' -o -name '*.py' -o -name 'CMakeLists.txt' -o -name '*.cmake' -o -name '*.toml' \) -not -path 'native/build*') src/renewable_huber/_version.py
+# The CUDA engine builds wherever nvcc is (no GPU needed); CI requires it.
+NVCC := $(shell command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH_BUILD_CUDA=OFF)
 CTEST_BUILD := native/build
 JOBS ?= 2
 
@@ -18,7 +22,7 @@ run: setup
 test: setup native-ctest
 	$(VPY) -m pytest
 
-setup: $(STAMP) $(NATIVE_STAMP)
+setup: $(STAMP) $(NATIVE_STAMP) $(CUDA_STAMP)
 
 $(VPY):
 	$(PYTHON) -m venv $(VENV) || { echo "error: '$(PYTHON) -m venv' failed; on Debian install python3-venv"; exit 1; }
@@ -34,11 +38,18 @@ $(NATIVE_STAMP): $(STAMP) $(NATIVE_SOURCES) scripts/build_native_cpu.sh
 	RH_BUILD_JOBS=$(JOBS) bash scripts/build_native_cpu.sh $(VPY) --no-ctest
 	touch $@
 
-# GoogleTest suites of the C++ core and CPU engine.
-native-ctest: $(NATIVE_STAMP)
-	cmake -S native -B $(CTEST_BUILD) -G Ninja -DPython_EXECUTABLE=$(abspath $(VPY)) -DRH_BUILD_TESTS=ON -DRH_BUILD_PYTHON=OFF > /dev/null
+# The CUDA engine: built and installed when nvcc is here (RH_REQUIRE_CUDA=1
+# makes its absence an error).
+$(CUDA_STAMP): $(STAMP) $(NATIVE_SOURCES) scripts/build_native_cuda.sh
+	RH_BUILD_JOBS=$(JOBS) bash scripts/build_native_cuda.sh $(VPY)
+	touch $@
+
+# GoogleTest suites of the C++ core, the CPU engine and the CUDA engine's
+# C ABI (with nvcc; its GPU tests skip without a device).
+native-ctest: $(NATIVE_STAMP) $(CUDA_STAMP)
+	cmake -S native -B $(CTEST_BUILD) -G Ninja -DPython_EXECUTABLE=$(abspath $(VPY)) -DRH_BUILD_TESTS=ON -DRH_BUILD_PYTHON=OFF $(CUDA_CMAKE) > /dev/null
 	cmake --build $(CTEST_BUILD) -j $(JOBS)
 	ctest --test-dir $(CTEST_BUILD) --output-on-failure
 
 clean:
-	rm -rf $(VENV) native/build native/build-python-cpu .pytest_cache
+	rm -rf $(VENV) native/build native/build-python-cpu native/build-python-cuda .pytest_cache

@@ -1,8 +1,10 @@
 // nanobind bindings of the core types that every engine module shares
 // (the CPU module now, the CUDA module too): the error translation, the
 // solver configuration, the state counters and the contract's diagnostics.
-// Each module calls bind_core_types once; the types are module-local
-// (NB_STATIC builds), with the same names and fields in every module.
+// Each module calls bind_core_types once, in its own nanobind domain
+// (NB_DOMAIN in python/CMakeLists.txt): the types and exception translators
+// of one module never stand for another's, with the same names and fields
+// in every module.
 #pragma once
 
 #include <nanobind/nanobind.h>

@@ -220,10 +220,11 @@ class RenewableHuberRegressor:
         """(backend for ``name``, its signature); the engine of the previous
         stream is reused when its name, device, dtype and threads match (its
         workspaces are warm)."""
-        signature = (name, params["device"], params["dtype"], params["n_jobs"])
+        options = {"cuda_graphs": params["cuda_graphs"], "cuda_fast_math": params["cuda_fast_math"]}
+        signature = (name, params["device"], params["dtype"], params["n_jobs"], *options.values())
         if reuse is not None and reuse.signature == signature:
             return reuse.backend, signature
-        return create_backend(name, params["device"], params["dtype"], params["n_jobs"]), signature
+        return create_backend(name, params["device"], params["dtype"], params["n_jobs"], **options), signature
 
     def _resolve_backend(
         self, params: Mapping[str, Any], reuse: Optional[_Stream] = None
@@ -354,6 +355,7 @@ class RenewableHuberRegressor:
             backend = stream.backend
             attributes["_pickled_stream"] = {
                 "backend": (backend.name, backend.device, stream.dtype, self.n_jobs),
+                "signature": stream.signature,
                 "state": backend.to_host_state(stream.state),
                 "feature_names": stream.feature_names,
                 "diagnostics": stream.diagnostics,
@@ -366,11 +368,13 @@ class RenewableHuberRegressor:
         pickled = attributes.pop("_pickled_stream", None)
         self.__dict__.update(attributes)
         if pickled is not None:
-            backend = create_backend(*pickled["backend"])
-            name, device, dtype, n_jobs = pickled["backend"]
+            signature = pickled["signature"]
+            backend = create_backend(
+                *pickled["backend"], cuda_graphs=signature[4], cuda_fast_math=signature[5]
+            )
             self._stream = _Stream(
                 backend,
-                (name, self.device, dtype, n_jobs),
+                signature,
                 backend.as_backend_state(pickled["state"]),
                 pickled["feature_names"],
                 pickled["diagnostics"],

@@ -247,7 +247,7 @@ class NativeCpuBackend(HostStateBackend):
         return out
 
 
-def create(dtype: str, device: str, n_jobs: Any) -> NativeCpuBackend:
+def create(dtype: str, device: str, n_jobs: Any, **options: Any) -> NativeCpuBackend:
     if device not in ("cpu", "auto"):
         raise BackendUnavailableError("backend='native_cpu' requires device='cpu'")
     return NativeCpuBackend(dtype, n_jobs)

@@ -41,5 +41,5 @@ class NumpyBackend(HostStateBackend):
 
 
 
-def create(dtype: str, device: str, n_jobs: Any) -> NumpyBackend:
+def create(dtype: str, device: str, n_jobs: Any, **options: Any) -> NumpyBackend:
     return NumpyBackend(dtype)

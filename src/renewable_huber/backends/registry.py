@@ -110,7 +110,7 @@ def _check_device(spec: BackendSpec, device: str) -> None:
         raise BackendUnavailableError(f"backend='{spec.name}' requires device='cpu'")
 
 
-def load_factory(name: str) -> Callable[[str, str, Any], Any]:
+def load_factory(name: str) -> Callable[..., Any]:
     spec = BACKEND_SPECS[name]
     if not requirement_installed(spec):
         raise BackendUnavailableError(spec.missing_message())
@@ -127,8 +127,11 @@ def load_factory(name: str) -> Callable[[str, str, Any], Any]:
     return module.create
 
 
-def create_backend(name: str, device: str, dtype: str, n_jobs: Any) -> Any:
-    """Create an explicitly named backend (never "auto"); no fallback."""
+def create_backend(name: str, device: str, dtype: str, n_jobs: Any, **options: Any) -> Any:
+    """Create an explicitly named backend (never "auto"); no fallback.
+
+    ``options`` are engine options a backend may take (``cuda_graphs``,
+    ``cuda_fast_math``); the others ignore them."""
     spec = BACKEND_SPECS[name]
     _check_device(spec, device)
-    return load_factory(name)(dtype, device, n_jobs)
+    return load_factory(name)(dtype, device, n_jobs, **options)

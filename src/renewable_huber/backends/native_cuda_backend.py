@@ -1,0 +1,309 @@
+"""The CUDA engine (``backend="native_cuda"``) behind the Backend protocol.
+
+The engine lives in the separately installed distribution
+``renewable-huber-native-cuda`` as the top-level module
+``_renewable_huber_native_cuda``, a thin binding over the engine's C ABI.
+One engine serves one (device, dtype, parameter count) and keeps the state
+on the device across batches: the backend's state object carries host
+coefficients (returned with every update at no extra synchronization) and a
+``ResidentInformation`` token for the information matrix, which is copied to
+the host only on demand (``state_``, ``state_dict()``, ``save()``). An engine
+update stages its results and commits them only on success, so a failed
+update leaves the state on the device as it was.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from .._version import __version__
+from ..config import SolverConfig
+from ..core.diagnostics import UpdateDiagnostics
+from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
+from ..state import RenewableHuberState
+from .base import BackendCapabilities
+from .native_cpu_backend import NativeEngineError
+
+INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
+#: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
+SUPPORTED_ABI_VERSION = 1
+#: the CUDA C ABI's major version this adapter was written for (rh_cuda.h)
+SUPPORTED_CUDA_ABI_MAJOR = 1
+
+try:
+    import _renewable_huber_native_cuda as _native
+except ImportError as exc:  # pragma: no cover - exercised when the module is absent
+    raise BackendUnavailableError(
+        f"The native CUDA backend requires the renewable-huber-native-cuda engine. Install it with: {INSTALL_HINT} "
+        f"({exc})"
+    ) from exc
+
+
+def check_module_compatible(module: Any, package_version: str = __version__) -> None:
+    """Refuse a native module built for another package version, binding ABI or C ABI."""
+    module_version = getattr(module, "__version__", None)
+    if module_version != package_version:
+        raise BackendUnavailableError(
+            f"renewable-huber-native-cuda {module_version} cannot be used with renewable-huber {package_version}: "
+            f"the versions must be identical. Reinstall matching versions with: {INSTALL_HINT}"
+        )
+    if getattr(module, "ABI_VERSION", None) != SUPPORTED_ABI_VERSION:
+        raise BackendUnavailableError(
+            f"renewable-huber-native-cuda speaks binding ABI {getattr(module, 'ABI_VERSION', None)}, this "
+            f"renewable-huber needs {SUPPORTED_ABI_VERSION}. Reinstall matching versions with: {INSTALL_HINT}"
+        )
+    library = module.library_abi_version()
+    if library >> 16 != SUPPORTED_CUDA_ABI_MAJOR:
+        raise BackendUnavailableError(
+            f"the CUDA engine library has C ABI {library >> 16}.{library & 0xFFFF}, this renewable-huber needs "
+            f"{SUPPORTED_CUDA_ABI_MAJOR}.x. Reinstall matching versions with: {INSTALL_HINT}"
+        )
+
+
+check_module_compatible(_native)
+
+#: engine statuses that describe bad input or state rather than an engine failure
+_VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})
+
+
+class DeviceOutOfMemoryError(NativeEngineError, MemoryError):
+    """The GPU had not enough memory for the batch; the model is unchanged and the engine usable."""
+
+
+def _translate(error: BaseException) -> RenewableHuberError:
+    message, status = (tuple(error.args) + ("", ""))[:2]
+    if status in _VALIDATION_STATUSES:
+        return ValidationError(message)
+    if status == "out_of_memory":
+        return DeviceOutOfMemoryError(f"native_cuda engine failed (out_of_memory): {message}")
+    if status == "unavailable":
+        return BackendUnavailableError(f"backend='native_cuda' cannot run here: {message}")
+    return NativeEngineError(f"native_cuda engine failed ({status}): {message}")
+
+
+def device_index(device: str) -> int:
+    """'auto', 'cuda' -> 0; 'cuda:N' -> N."""
+    if device in ("auto", "cuda"):
+        return 0
+    if device.startswith("cuda:") and device[5:].isdigit():
+        return int(device[5:])
+    raise BackendUnavailableError(f"backend='native_cuda' requires a CUDA device, got device={device!r}")
+
+
+def runtime_info() -> dict[str, Any]:
+    """What the CUDA runtime reports here (devices, runtime and driver versions)."""
+    return dict(_native.runtime_info())
+
+
+_engine_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class ResidentInformation:
+    """Stands for the information matrix kept on the device by one engine
+    (``engine_id``) at one committed version of its state."""
+
+    engine_id: int
+    version: int
+    shape: tuple[int, int]
+
+
+class NativeCudaBackend:
+    name = "native_cuda"
+    n_jobs: Optional[int] = None
+    capabilities = BackendCapabilities(checks_X_finite=True, reports_cuda_features=True, state_on_device=True)
+
+    def __init__(
+        self, dtype: str = "float64", device: str = "cuda", cuda_graphs: bool = False, fast_math: bool = False
+    ) -> None:
+        self.dtype = np.dtype(dtype)
+        if self.dtype not in (np.dtype("float64"), np.dtype("float32")):
+            raise ValidationError("dtype must be either 'float32' or 'float64'")
+        self.device_index = device_index(device)
+        self.device = f"cuda:{self.device_index}"
+        info = runtime_info()
+        if info["device_count"] == 0:
+            raise BackendUnavailableError(
+                "backend='native_cuda' needs a CUDA device and none is usable here "
+                f"(CUDA runtime {info['runtime_version']}, driver {info['driver_version'] or 'absent'})"
+            )
+        if self.device_index >= info["device_count"]:
+            raise BackendUnavailableError(
+                f"backend='native_cuda': CUDA device {self.device_index} does not exist "
+                f"({info['device_count']} devices)"
+            )
+        self.cuda_graphs = bool(cuda_graphs)
+        self.fast_math = bool(fast_math) and self.dtype == np.dtype("float32")
+        self._engine: Any = None
+        self._engine_id = 0
+        self._shape: Optional[tuple[int, bool]] = None
+        self._version = 0
+        #: the engine's diagnostics of the last update (host synchronizations included), or None
+        self.last_native_diagnostics: Any = None
+
+    # ------------------------------------------------------------------ engine and state
+    def _engine_for(self, n_features_in: int, fit_intercept: bool) -> Any:
+        shape = (int(n_features_in), bool(fit_intercept))
+        if self._engine is None or self._shape != shape:
+            try:
+                engine = _native.Engine(
+                    self.device_index, self.dtype.name, shape[0], shape[1], self.cuda_graphs, self.fast_math
+                )
+            except _native.EngineError as exc:
+                raise _translate(exc) from None
+            self._engine, self._shape, self._engine_id = engine, shape, next(_engine_ids)
+        return self._engine
+
+    def _resident(self, state: RenewableHuberState) -> RenewableHuberState:
+        d = state.n_parameters
+        return state.with_arrays(state.coefficients, ResidentInformation(self._engine_id, self._version, (d, d)))
+
+    @staticmethod
+    def _counters(state: RenewableHuberState) -> Any:
+        return _native.StateCounters(
+            n_features_in=state.n_features_in,
+            fit_intercept=state.fit_intercept,
+            n_samples_seen=state.n_samples_seen,
+            batch_count=state.batch_count,
+            previous_lambda=float(state.previous_lambda),
+            weight_sum=state.effective_weight,
+        )
+
+    def _host_array(self, array: Any) -> np.ndarray:
+        if isinstance(array, np.ndarray) and array.dtype == self.dtype and array.flags.c_contiguous:
+            return array
+        return np.ascontiguousarray(array, dtype=self.dtype)
+
+    def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        """Upload a host state: the engine's state becomes it."""
+        engine = self._engine_for(state.n_features_in, state.fit_intercept)
+        coefficients = np.array(state.coefficients, dtype=self.dtype)
+        information = self._host_array(state.information)
+        try:
+            engine.restore(coefficients, information, self._counters(state))
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        self._version += 1
+        return self._resident(state.with_arrays(coefficients, None))
+
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
+        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
+
+    def _current(self, state: RenewableHuberState) -> Any:
+        """The engine holding `state`: a host state is uploaded first; a
+        resident one must be the engine's committed version."""
+        information = state.information
+        if not isinstance(information, ResidentInformation):
+            self.as_backend_state(state)
+            return self._engine
+        if information.engine_id != self._engine_id or information.version != self._version:
+            raise NativeEngineError(
+                "native_cuda: this state is not the engine's current one (an update committed after it was taken; "
+                "resume from a checkpoint or state_dict)"
+            )
+        return self._engine
+
+    def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
+        if not isinstance(state.information, ResidentInformation):
+            return state.copy()
+        engine = self._current(state)
+        d = state.n_parameters
+        coefficients = np.empty(d, dtype=self.dtype)
+        information = np.empty((d, d), dtype=self.dtype)
+        try:
+            engine.copy_state(coefficients, information)
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        return state.with_arrays(coefficients, information)
+
+    # ------------------------------------------------------------------ the protocol
+    def all_finite(self, array: Any) -> bool:
+        from ..validation import all_finite
+
+        return all_finite(array)
+
+    @staticmethod
+    def _native_config(config: SolverConfig) -> Any:
+        return _native.SolverConfig(
+            tau=config.tau,
+            penalty=config.penalty,
+            lambda_scale=config.lambda_scale,
+            bandwidth_scale=config.bandwidth_scale,
+            fit_intercept=config.fit_intercept,
+            max_iter=config.max_iter,
+            tol=config.tol,
+            ridge=config.ridge,
+        )
+
+    def update(
+        self,
+        state: RenewableHuberState,
+        X: Any,
+        y: Any,
+        sample_weight: Optional[Any],
+        config: SolverConfig,
+    ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        engine = self._current(state)
+        coefficients = np.empty(state.n_parameters, dtype=self.dtype)
+        try:
+            native, counters = engine.update_host(
+                self._host_array(X),
+                self._host_array(y),
+                None if sample_weight is None else self._host_array(sample_weight),
+                self._native_config(config),
+                coefficients,
+            )
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        self._version += 1
+        self.last_native_diagnostics = native
+        next_state = RenewableHuberState(
+            coefficients=coefficients,
+            information=ResidentInformation(self._engine_id, self._version, (state.n_parameters,) * 2),
+            n_samples_seen=int(counters.n_samples_seen),
+            batch_count=int(counters.batch_count),
+            previous_lambda=float(counters.previous_lambda),
+            n_features_in=state.n_features_in,
+            fit_intercept=state.fit_intercept,
+            weight_sum=float(counters.weight_sum),
+        )
+        diagnostics = UpdateDiagnostics._from_fields(
+            iterations=int(native.iterations),
+            converged=bool(native.converged),
+            objective=float(native.objective),
+            lambda_value=float(native.lambda_value),
+            bandwidth=float(native.bandwidth),
+            used_regularized_fallback=bool(native.used_least_squares_fallback),
+            solve_route=str(native.solve_route),
+        )
+        return next_state, diagnostics
+
+    def predict(self, state: RenewableHuberState, X: Any) -> np.ndarray:
+        engine = self._current(state)
+        X = self._host_array(X)
+        out = np.empty(X.shape[0], dtype=self.dtype)
+        try:
+            engine.predict_host(X, out)
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        return out
+
+    @property
+    def cuda_features(self) -> dict[str, Any]:
+        """The engine's counters (host synchronizations, workspace, CUDA graphs) and the device."""
+        features: dict[str, Any] = {"device": self.device, "cuda_graphs_requested": self.cuda_graphs,
+                                    "fast_math": self.fast_math}
+        if self._engine is not None:
+            features.update(self._engine.features())
+            features["device"] = self.device
+        return features
+
+
+def create(dtype: str, device: str, n_jobs: Any, cuda_graphs: bool = False, cuda_fast_math: bool = False) -> NativeCudaBackend:
+    if device == "cpu":
+        raise BackendUnavailableError("backend='native_cuda' requires a CUDA device")
+    return NativeCudaBackend(dtype, device, cuda_graphs, cuda_fast_math)
