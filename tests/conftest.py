@@ -92,3 +92,22 @@ def assert_untouched():
         assert_same_snapshot(before, _snapshot(model))
 
     return check
+
+
+def _cuda_device_count() -> int:
+    """CUDA devices the native CUDA engine sees (0 without the engine, a driver or a device)."""
+    try:
+        import _renewable_huber_native_cuda as native
+    except ImportError:
+        return 0
+    return int(native.runtime_info()["device_count"])
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu skip cleanly where no CUDA device exists (CI)."""
+    if _cuda_device_count() > 0:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (none here)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The GPU machine's one script: build offline, run the GPU tests (under
+# compute-sanitizer where the machine allows it) and the GPU benchmark,
+# writing logs and records under $OUT. Run through the device tool from the
+# repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
+# needs; the machine has no network):
+#
+#   bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|bench]...
+#
+# Sections run in the order given (default: all). A failing section is
+# reported and the next one still runs; the exit status is the first failure.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+OUT="${OUT:-$ROOT/.device-out}"
+mkdir -p "$OUT"
+cd "$ROOT"
+export PYTHONUNBUFFERED=1
+# The package from the tree (the machine's setuptools may predate the one
+# pyproject.toml asks for); the native engines are installed into the venv.
+export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
+sections=("$@")
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer bench)
+status=0
+VENV=/tmp/rh-venv
+PY=$VENV/bin/python
+
+run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
+  local name=$1; shift
+  echo "=== $name: $*" | tee -a "$OUT/summary.txt"
+  local start=$SECONDS
+  ( "$@" ) > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: exit $rc after $((SECONDS - start)) s" | tee -a "$OUT/summary.txt"
+  tail -25 "$OUT/$name.log"
+  [[ $rc -ne 0 && $status -eq 0 ]] && status=$rc
+  return 0
+}
+
+build() {
+  set -e
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvcc --version | tail -1
+  python3 -m venv --system-site-packages $VENV
+  if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
+    CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
+  fi
+  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cuda
+  $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
+  $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
+}
+
+tests() {
+  $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
+    --junitxml="$OUT/pytest-gpu.xml"
+}
+
+sanitizer() {
+  # Small streams through the engine under memcheck and racecheck (if the
+  # machine's runtime allows compute-sanitizer at all).
+  cat > /tmp/sanitized_streams.py <<'PY'
+import numpy as np, warnings
+from renewable_huber import RenewableHuberRegressor
+rng = np.random.default_rng(0)
+for dtype in ("float64", "float32"):
+    for penalty in ("none", "l1"):
+        X = rng.normal(size=(600, 7)).astype(dtype); y = (X @ rng.normal(size=7) + rng.standard_t(3, size=600)).astype(dtype)
+        m = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for s in range(0, 600, 200): m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+        X[:, 2] = X[:, 1]
+        RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
+        m.predict(X); m.state_
+print("sanitized streams done")
+PY
+  local rc=0
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
+  done
+  return $rc
+}
+
+bench() {
+  $PY scripts/benchmarks/benchmark_native_cuda.py --rounds 5 --out "$OUT/native_cuda_benchmark.json"
+}
+
+for section in "${sections[@]}"; do
+  run "$section" "$section"
+done
+echo "gpu_check: status $status" | tee -a "$OUT/summary.txt"
+exit $status

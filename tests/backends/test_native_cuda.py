@@ -1,0 +1,252 @@
+"""The CUDA engine (backend="native_cuda"): without a GPU (CI) the module
+imports and the backend refuses cleanly with its reason; with one, both
+golden corpora, the randomized differential scenarios against the NumPy
+reference, singular systems, error paths, atomicity, out-of-memory
+recovery, the allocation-free steady state and checkpoint portability.
+GPU tests are marked `gpu` (conftest.py skips them without a device)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("_renewable_huber_native_cuda") is None:  # skip only when genuinely absent
+    pytest.skip("renewable-huber-native-cuda is not installed", allow_module_level=True)
+
+from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, load_cases, replay_case  # noqa: E402
+from own_rounding import SCENARIOS, check_own_rounding_stream, config  # noqa: E402
+
+from renewable_huber import RenewableHuberRegressor  # noqa: E402
+from renewable_huber.backends import native_cuda_backend as adapter  # noqa: E402
+from renewable_huber.exceptions import BackendUnavailableError, ValidationError  # noqa: E402
+from renewable_huber.state import RenewableHuberState  # noqa: E402
+
+HAS_DEVICE = adapter.runtime_info()["device_count"] > 0
+
+
+# ---------------------------------------------------------------- any machine
+
+
+def test_module_versions_match_the_package():
+    from renewable_huber._version import __version__
+
+    assert adapter._native.__version__ == __version__
+    adapter.check_module_compatible(adapter._native)
+    info = adapter.runtime_info()
+    assert set(info) == {"device_count", "runtime_version", "driver_version"}
+    assert info["runtime_version"] >= 12000
+
+
+def test_module_of_another_version_or_abi_is_refused():
+    import types
+
+    fake = types.SimpleNamespace(__version__="0.0.0", ABI_VERSION=1, library_abi_version=lambda: 1 << 16)
+    with pytest.raises(BackendUnavailableError, match="versions must be identical"):
+        adapter.check_module_compatible(fake)
+    fake = types.SimpleNamespace(__version__=adapter.__version__, ABI_VERSION=1, library_abi_version=lambda: 2 << 16)
+    with pytest.raises(BackendUnavailableError, match="C ABI 2.0"):
+        adapter.check_module_compatible(fake)
+
+
+@pytest.mark.skipif(HAS_DEVICE, reason="a CUDA device is present")
+def test_without_a_device_the_backend_says_why():
+    with pytest.raises(BackendUnavailableError, match="needs a CUDA device"):
+        adapter.NativeCudaBackend("float64")
+    model = RenewableHuberRegressor(backend="native_cuda")
+    with pytest.raises(BackendUnavailableError, match="needs a CUDA device"):
+        model.fit(np.ones((4, 2)), np.ones(4))
+    assert not model.__sklearn_is_fitted__()
+    with pytest.raises(adapter._native.EngineError) as error:
+        adapter._native.Engine(0, "float64", 3, True)
+    assert error.value.args[1] == "unavailable"
+
+
+def test_engine_errors_of_each_module_keep_their_own_type():
+    """Each native module binds the core types in its own nanobind domain:
+    an error of one engine never surfaces as the other module's type."""
+    import _renewable_huber_native_cpu as cpu
+
+    engine = cpu.EngineFloat64()
+    counters = cpu.StateCounters(2, True, 0, 0, 0.0, 0.0)
+    cfg = cpu.SolverConfig(1.345, "none", 1.0, 1.0, True, 10, 1e-6, 1e-8)
+    with pytest.raises(cpu.EngineError):
+        engine.update(np.zeros(3), np.zeros((3, 3)), counters, np.full((2, 2), np.nan), np.ones(2), None, cfg,
+                      np.empty(3), np.empty((3, 3)))
+    assert cpu.EngineError is not adapter._native.EngineError
+    assert cpu.SolverConfig is not adapter._native.SolverConfig
+
+
+def test_device_names_are_parsed():
+    assert adapter.device_index("cuda") == 0 and adapter.device_index("auto") == 0
+    assert adapter.device_index("cuda:3") == 3
+    with pytest.raises(BackendUnavailableError):
+        adapter.device_index("cpu")
+
+
+# ---------------------------------------------------------------- on a GPU
+
+gpu = pytest.mark.gpu
+
+
+@gpu
+@pytest.mark.parametrize("case", load_cases(PROJECT_CORPUS) + load_cases(EXTERNAL_CORPUS), ids=lambda c: c["id"])
+def test_golden_corpora_replay(case):
+    replay_case(case, "native_cuda", oracle=False)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed):
+    backend = adapter.NativeCudaBackend(dtype)
+
+    def routes(where):
+        if "rank_deficient" in where:
+            assert backend.last_native_diagnostics.solve_route == "least_squares", where
+
+    # The engine sums the weights in double: N, h and lambda agree with the
+    # float32 reference's float32 sums to ~1e-7 (ALGORITHM.md, "Precision").
+    check_own_rounding_stream(backend, scenario, penalty, dtype, seed, check=routes,
+                              schedule_rtol=1e-12 if dtype == "float64" else 1e-6)
+
+
+def linear(n, p, seed=0, dtype="float64"):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X @ rng.normal(size=p) + 0.5 + rng.standard_t(3, size=n)
+    y[:: max(1, n // 20)] += 25.0
+    return X.astype(dtype), y.astype(dtype)
+
+
+@gpu
+def test_singular_system_takes_the_least_squares_route():
+    X, y = linear(300, 3)
+    X[:, 2] = X[:, 1]
+    backend = adapter.NativeCudaBackend("float64")
+    state, diagnostics = backend.update(RenewableHuberState.empty(3, True), X, y, None, config(tau=100.0, ridge=0.0))
+    assert diagnostics.solve_route == "least_squares" and diagnostics.used_regularized_fallback
+    coefficients = backend.to_host_state(state).coefficients
+    assert coefficients[1] == pytest.approx(coefficients[2], abs=1e-8)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", ["X", "y", "sample_weight"])
+def test_bad_values_are_refused_and_the_state_stays(name, dtype):
+    X, y = linear(500, 4, dtype=dtype)
+    w = np.ones(500, dtype=dtype)
+    model = RenewableHuberRegressor(backend="native_cuda", dtype=dtype).fit(X, y, w)
+    before = model.state_
+    bad = {"X": X.copy(), "y": y.copy(), "sample_weight": w.copy()}
+    bad[name].flat[7] = np.nan
+    with pytest.raises(ValidationError, match=f"{name} must not contain NaN or infinite values"):
+        model.partial_fit(bad["X"], bad["y"], bad["sample_weight"])
+    after = model.state_
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    np.testing.assert_array_equal(after.information, before.information)
+    assert after.batch_count == before.batch_count
+    model.partial_fit(X, y, w)  # still usable
+    assert model.state_.batch_count == 2
+
+
+@gpu
+def test_negative_weights_are_refused():
+    X, y = linear(100, 3)
+    w = np.ones(100)
+    w[3] = -1.0
+    with pytest.raises(ValidationError, match="non-negative"):
+        adapter.NativeCudaBackend("float64").update(RenewableHuberState.empty(3, True), X, y, w, config())
+
+
+@gpu
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+def test_steady_state_allocates_nothing_on_the_device(penalty):
+    backend = adapter.NativeCudaBackend("float64")
+    X, y = linear(4096, 16)
+    state = backend.empty_state(16, True, "float64")
+    state, _ = backend.update(state, X, y, None, config(penalty))
+    grown = backend.cuda_features["workspace_allocations"]
+    for seed in range(1, 6):
+        X, y = linear(4096 if seed % 2 else 2048, 16, seed)
+        state, _ = backend.update(state, X, y, None, config(penalty))
+    assert backend.cuda_features["workspace_allocations"] == grown
+    assert backend.cuda_features["updates"] == 6
+
+
+@gpu
+def test_out_of_memory_leaves_the_model_usable():
+    """A batch too large for what is left of the device's memory fails
+    cleanly (the state as it was, the engine usable), and the next batch
+    works. The memory is really exhausted: CuPy holds all but ~1 GiB."""
+    cupy = pytest.importorskip("cupy")
+    model = RenewableHuberRegressor(backend="native_cuda").fit(*linear(1000, 4))
+    before = model.state_
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    hog = cupy.empty(max(free - (1 << 30), 0), dtype=cupy.uint8)
+    try:
+        X, y = linear(2_000_000, 60)  # ~1 GB of X on the host, > 2 GB of device work
+        with pytest.raises(adapter.DeviceOutOfMemoryError, match="out of device memory|out_of_memory"):
+            model.partial_fit(X, y)
+    finally:
+        del hog
+        cupy.get_default_memory_pool().free_all_blocks()
+    after = model.state_
+    np.testing.assert_array_equal(after.information, before.information)
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    assert after.batch_count == 1
+    model.partial_fit(*linear(1000, 4, 1))
+    assert model.state_.batch_count == 2
+
+
+@gpu
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+def test_checkpoints_move_between_the_gpu_and_numpy(tmp_path, penalty):
+    X, y = linear(3000, 6)
+    gpu_model = RenewableHuberRegressor(backend="native_cuda", penalty=penalty).fit(X[:1500], y[:1500])
+    path = gpu_model.save(tmp_path / "m.npz")
+    cpu_model = RenewableHuberRegressor.load(path, backend="numpy")
+    gpu_model.partial_fit(X[1500:], y[1500:])
+    cpu_model.partial_fit(X[1500:], y[1500:])
+    np.testing.assert_allclose(gpu_model.coef_, cpu_model.coef_, rtol=1e-6, atol=1e-8)
+    back = RenewableHuberRegressor.load(cpu_model.save(tmp_path / "c.npz"), backend="native_cuda")
+    np.testing.assert_allclose(back.predict(X[:50]), cpu_model.predict(X[:50]), rtol=1e-10)
+    assert back.backend_ == "native_cuda" and back.device_ == "cuda:0"
+
+
+@gpu
+def test_diagnostics_report_host_synchronizations():
+    backend = adapter.NativeCudaBackend("float64")
+    X, y = linear(4096, 16)
+    _, diagnostics = backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
+    native = backend.last_native_diagnostics
+    # one for the batch's checks, one per iteration (plus fallbacks), one at the end
+    assert native.host_syncs >= diagnostics.iterations + 2
+    assert native.host_syncs <= 2 * diagnostics.iterations + 2
+    features = RenewableHuberRegressor(backend="native_cuda").fit(X, y).cuda_features_
+    assert features["host_syncs"] >= 3 and features["device"] == "cuda:0"
+
+
+@gpu
+def test_a_pickled_model_resumes_on_the_gpu():
+    import pickle
+
+    X, y = linear(2000, 5)
+    model = RenewableHuberRegressor(backend="native_cuda").fit(X[:1000], y[:1000])
+    clone = pickle.loads(pickle.dumps(model))
+    model.partial_fit(X[1000:], y[1000:])
+    clone.partial_fit(X[1000:], y[1000:])
+    np.testing.assert_array_equal(model.coef_, clone.coef_)
+
+
+@gpu
+def test_float32_fast_math_is_opt_in_and_close():
+    X, y = linear(8192, 32, dtype="float32")
+    strict = RenewableHuberRegressor(backend="native_cuda", dtype="float32").fit(X, y)
+    fast = RenewableHuberRegressor(backend="native_cuda", dtype="float32", cuda_fast_math=True).fit(X, y)
+    assert strict.cuda_features_["fast_math"] is False and fast.cuda_features_["fast_math"] is True
+    # TF32 products (10-bit mantissas): its own tolerance
+    np.testing.assert_allclose(fast.coef_, strict.coef_, rtol=5e-3, atol=5e-3)
