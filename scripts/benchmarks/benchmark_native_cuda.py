@@ -114,9 +114,9 @@ def main(argv=None):
                                                   "iterations": int(native.iterations),
                                                   "solve_route": str(native.solve_route),
                                                   "converged": bool(native.converged)}
-                features = cuda_model.cuda_features_
-                case["native_cuda_features"] = {k: features[k] for k in ("workspace_allocations", "workspace_bytes",
-                                                                        "host_syncs", "updates")}
+                cuda_features = cuda_model.cuda_features_
+                case["native_cuda_features"] = {k: cuda_features[k] for k in (
+                    "workspace_allocations", "workspace_bytes", "host_syncs", "updates")}
                 cases.append(case)
                 line = f"{name:10s} {dtype} {penalty:4s} " + "  ".join(
                     f"{e} {case['engines'][e]['median_s'] * 1e3:9.2f} ms" for e in names)

@@ -3,7 +3,7 @@
 # compute-sanitizer where the machine allows it) and the GPU benchmark,
 # writing logs and records under $OUT. Run through the device tool from the
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
-# needs; the machine has no network):
+# needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
 #   bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|bench]...
 #
@@ -18,11 +18,14 @@ export PYTHONUNBUFFERED=1
 # The package from the tree (the machine's setuptools may predate the one
 # pyproject.toml asks for); the native engines are installed into the venv.
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
+# ../shared does not travel: the external corpus comes in the carried .shared/.
+[[ -f "$ROOT/.shared/golden/contract_corpus_v1.json" ]] && export RH_EXTERNAL_CORPUS="$ROOT/.shared/golden/contract_corpus_v1.json"
 sections=("$@")
 [[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer bench)
 status=0
-VENV=/tmp/rh-venv
-PY=$VENV/bin/python
+# The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
+# nanobind): the engines are installed into it (the machine is discarded).
+PY=python3
 
 run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
   local name=$1; shift
@@ -40,7 +43,6 @@ build() {
   set -e
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   nvcc --version | tail -1
-  python3 -m venv --system-site-packages $VENV
   if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
     $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
     CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu

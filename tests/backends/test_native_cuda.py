@@ -93,7 +93,7 @@ gpu = pytest.mark.gpu
 @gpu
 @pytest.mark.parametrize("case", load_cases(PROJECT_CORPUS) + load_cases(EXTERNAL_CORPUS), ids=lambda c: c["id"])
 def test_golden_corpora_replay(case):
-    replay_case(case, "native_cuda", oracle=False)
+    replay_case(case, "native_cuda", oracle=False, own_rounding=True)
 
 
 @gpu
@@ -181,14 +181,14 @@ def test_steady_state_allocates_nothing_on_the_device(penalty):
 def test_out_of_memory_leaves_the_model_usable():
     """A batch too large for what is left of the device's memory fails
     cleanly (the state as it was, the engine usable), and the next batch
-    works. The memory is really exhausted: CuPy holds all but ~1 GiB."""
+    works. The memory is really exhausted: CuPy holds all but ~256 MiB."""
     cupy = pytest.importorskip("cupy")
     model = RenewableHuberRegressor(backend="native_cuda").fit(*linear(1000, 4))
     before = model.state_
     free, _ = cupy.cuda.runtime.memGetInfo()
-    hog = cupy.empty(max(free - (1 << 30), 0), dtype=cupy.uint8)
+    hog = cupy.empty(max(free - (256 << 20), 0), dtype=cupy.uint8)
     try:
-        X, y = linear(2_000_000, 60)  # ~1 GB of X on the host, > 2 GB of device work
+        X, y = linear(4_000_000, 4)  # ~700 MB of device work
         with pytest.raises(adapter.DeviceOutOfMemoryError, match="out of device memory|out_of_memory"):
             model.partial_fit(X, y)
     finally:

@@ -33,6 +33,10 @@ std::int64_t LinearSolver<T>::bytes() const noexcept {
 template <class T>
 void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
                                     const T* g, T* step, IterationFlags* flags) {
+    if (d <= kSmallSystem) {
+        launch_small_cholesky_step<T>(stream, d, H, g, step, flags);
+        return;
+    }
     const int n = static_cast<int>(d);
     RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
     vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());

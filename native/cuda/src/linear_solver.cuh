@@ -7,7 +7,7 @@
 //   3. the minimum-norm least-squares step by SVD (singular values below
 //      eps * d * s_max count as zero), its workspace created on first need.
 // rcond_1 is exact: 1 / (||H||_1 ||H^-1||_1) from the factorization's
-// inverse. The Cholesky rung runs without a host round trip (its verdict
+// inverse. Up to d = kSmallSystem the Cholesky rung is one kernel. The Cholesky rung runs without a host round trip (its verdict
 // goes to IterationFlags.step_ok); the others run only when it refused.
 #pragma once
 

@@ -140,6 +140,72 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
 }
 
 template <class T>
+__global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, IterationFlags* flags) {
+    __shared__ T L[kSmallSystem][kSmallSystem + 1];    // the factor, lower triangle (row, column)
+    __shared__ T inverse[kSmallSystem][kSmallSystem + 1];
+    __shared__ int failed;
+    if (threadIdx.x == 0) failed = 0;
+    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) L[e % d][e / d] = H[e];  // column-major H
+    __syncthreads();
+    // H = L L': column j's pivot, then the column below it (rows in parallel).
+    for (std::int64_t j = 0; j < d; ++j) {
+        if (threadIdx.x == 0) {
+            T pivot = L[j][j];
+            for (std::int64_t k = 0; k < j; ++k) pivot -= L[j][k] * L[j][k];
+            if (!(pivot > T(0)) || !isfinite(pivot)) failed = 1;
+            L[j][j] = sqrt(pivot > T(0) ? pivot : T(1));
+        }
+        __syncthreads();
+        for (std::int64_t i = j + 1 + threadIdx.x; i < d; i += blockDim.x) {
+            T sum = L[i][j];
+            for (std::int64_t k = 0; k < j; ++k) sum -= L[i][k] * L[j][k];
+            L[i][j] = sum / L[j][j];
+        }
+        __syncthreads();
+    }
+    // H^-1 column by column: L y = e_c, then L' x = y (a column a thread).
+    for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
+        for (std::int64_t i = 0; i < d; ++i) {
+            T sum = i == c ? T(1) : T(0);
+            for (std::int64_t k = 0; k < i; ++k) sum -= L[i][k] * inverse[k][c];
+            inverse[i][c] = sum / L[i][i];
+        }
+        for (std::int64_t i = d - 1; i >= 0; --i) {
+            T sum = inverse[i][c];
+            for (std::int64_t k = i + 1; k < d; ++k) sum -= L[k][i] * inverse[k][c];
+            inverse[i][c] = sum / L[i][i];
+        }
+    }
+    __syncthreads();
+    double largest_column = 0.0;
+    for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
+        double column = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(inverse[i][c]));
+        largest_column = column > largest_column ? column : largest_column;
+    }
+    largest_column = block_max(largest_column);
+    const double norm = flags->norm1;
+    const double rcond = norm > 0.0 && largest_column > 0.0 && isfinite(largest_column) ? 1.0 / (norm * largest_column)
+                                                                                         : 0.0;
+    const bool usable = failed == 0 && flags->symmetric != 0 && rcond > epsilon<T>() * static_cast<double>(d);
+    double bad = 0.0;
+    if (usable) {
+        for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            double sum = 0.0;
+            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(inverse[i][j]) * static_cast<double>(g[j]);
+            step[i] = static_cast<T>(sum);
+            bad += isfinite(step[i]) ? 0.0 : 1.0;
+        }
+    }
+    bad = block_sum(bad);
+    if (threadIdx.x == 0) {
+        flags->info = failed;
+        flags->rcond = rcond;
+        flags->step_ok = usable && bad == 0.0;
+    }
+}
+
+template <class T>
 __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
                                      const int* info, T* step, IterationFlags* flags) {
     // x = V diag(1/s) U' g over the singular values above eps d s_max.
@@ -377,6 +443,13 @@ void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv
 }
 
 template <class T>
+void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
+                                IterationFlags* flags) {
+    small_cholesky_step_kernel<T><<<1, kThreads, 0, stream>>>(d, H, g, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
 void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
                           const int* info, T* step, IterationFlags* flags) {
     min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, U, S, VT, g, info, step, flags);
@@ -429,6 +502,8 @@ void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
                                           const double*, int, const T*, T*, T*, IterationFlags*);                  \
     template void launch_step_from_inverse<T>(cudaStream_t, std::int64_t, const T*, const T*, const int*, bool,   \
                                               T*, IterationFlags*);                                                \
+    template void launch_small_cholesky_step<T>(cudaStream_t, std::int64_t, const T*, const T*, T*,               \
+                                                IterationFlags*);                                                  \
     template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \
                                           const int*, T*, IterationFlags*);                                        \
     template void launch_line_search_decide<T>(cudaStream_t, const SurrogateTerms<T>&, T*, const T*,               \

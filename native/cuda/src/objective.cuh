@@ -78,6 +78,17 @@ template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
                               bool require_symmetric, T* step, IterationFlags* flags);
 
+// Systems up to this size take the Cholesky rung in one block (factor,
+// inverse, rcond and step in shared memory) instead of cuSOLVER's potrf and
+// potrs, whose several launches dominate an iteration at such sizes.
+inline constexpr std::int64_t kSmallSystem = 48;  // two d x d factors in 48 KB of shared memory
+
+// The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
+// decides it (H symmetric, positive pivots, rcond > eps d, finite step).
+template <class T>
+void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
+                                IterationFlags* flags);
+
 // The minimum-norm least-squares step from H = U S V' (gesvd): singular
 // values below eps * d * s_max count as zero.
 template <class T>
