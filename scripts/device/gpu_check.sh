@@ -21,7 +21,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 # ../shared does not travel: the external corpus comes in the carried .shared/.
 [[ -f "$ROOT/.shared/golden/contract_corpus_v1.json" ]] && export RH_EXTERNAL_CORPUS="$ROOT/.shared/golden/contract_corpus_v1.json"
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer bench)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -82,6 +82,13 @@ PY
     compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
   done
   return $rc
+}
+
+profile() {
+  for spec in "latency float64 none" "latency float64 l1" "streaming float32 none"; do
+    set -- $spec
+    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
+  done
 }
 
 bench() {

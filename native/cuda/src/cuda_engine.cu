@@ -49,7 +49,7 @@ CudaEngine<T>::CudaEngine(const rh_cuda_engine_options& options)
         RH_CUBLAS_CHECK(cublasCreate(&blas_));
         RH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
         // Strict precision unless asked: no TF32 in float32 products.
-        RH_CUBLAS_CHECK(cublasSetMathMode(blas_, fast_math_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+        RH_CUBLAS_CHECK(cublasSetMathMode(blas_, fast_math_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
         RH_CUSOLVER_CHECK(cusolverDnCreate(&solver_handle_));
         RH_CUSOLVER_CHECK(cusolverDnSetStream(solver_handle_, stream_));
         ws_.reserve_parameters(device_, p_, d_);
