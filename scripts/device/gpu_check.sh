@@ -85,7 +85,7 @@ PY
 }
 
 profile() {
-  for spec in "latency float64 none" "latency float64 l1" "streaming float32 none"; do
+  for spec in "latency float64 none" "streaming float32 none" "reference float64 none" "wide float64 l1"; do
     set -- $spec
     $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
   done

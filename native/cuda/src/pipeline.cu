@@ -16,6 +16,7 @@
 #include "core/solver_rules.hpp"
 #include "core/surrogate_terms.hpp"
 #include "cuda_engine.cuh"
+#include "gram_kernels.cuh"
 #include "huber_kernels.cuh"
 #include "launch.cuh"
 #include "vendor_calls.cuh"
@@ -80,9 +81,13 @@ void CudaEngine<T>::score(const StagedBatch<T>& batch, T tau, T h, bool curvatur
     launch_score_rows<T>(stream_, batch.rows, advance, batch.w, tau, h, ws_.r.data(), ws_.s.data(),
                          curvature ? ws_.c.data() : nullptr, ws_.partials.data());
     if (!curvature) return;
+    if (d_ <= kNarrowGram) {  // the Gram from X and c directly
+        launch_narrow_gram<T>(stream_, batch.rows, p_, intercept_, batch.X, ws_.c.data(), ws_.gram_partials.data(),
+                              ws_.G.data());
+        return;
+    }
     launch_weighted_rows<T>(stream_, batch.rows, p_, intercept_, batch.X, ws_.c.data(), ws_.weighted_rows.data());
-    vendor::gram_upper(blas_, static_cast<int>(batch.rows), static_cast<int>(d_), ws_.weighted_rows.data(),
-                       ws_.G.data());
+    vendor::gram(blas_, static_cast<int>(batch.rows), static_cast<int>(d_), ws_.weighted_rows.data(), ws_.G.data());
 }
 
 template <class T>

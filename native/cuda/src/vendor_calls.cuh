@@ -43,14 +43,15 @@ inline void rows_times_matrix(cublasHandle_t h, int n, int p, int k, const float
     RH_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, k, p, &one, X, p, B, p, &zero, C, n));
 }
 
-// G (d x d, column-major, upper triangle) = W' W for row-major W (n x d).
-inline void gram_upper(cublasHandle_t h, int n, int d, const double* W, double* G) {
+// G (d x d, column-major, full) = W' W for row-major W (n x d), by GEMM
+// (cuBLAS's SYRK left most of the GPU idle on tall, narrow W).
+inline void gram(cublasHandle_t h, int n, int d, const double* W, double* G) {
     const double one = 1.0, zero = 0.0;
-    RH_CUBLAS_CHECK(cublasDsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, d, n, &one, W, d, &zero, G, d));
+    RH_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, d, d, n, &one, W, d, W, d, &zero, G, d));
 }
-inline void gram_upper(cublasHandle_t h, int n, int d, const float* W, float* G) {
+inline void gram(cublasHandle_t h, int n, int d, const float* W, float* G) {
     const float one = 1.0f, zero = 0.0f;
-    RH_CUBLAS_CHECK(cublasSsyrk(h, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, d, n, &one, W, d, &zero, G, d));
+    RH_CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, d, d, n, &one, W, d, W, d, &zero, G, d));
 }
 
 // Cholesky (upper), LU with partial pivoting, SVD: the dense solves' rungs.

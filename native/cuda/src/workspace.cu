@@ -1,5 +1,6 @@
 #include "workspace.cuh"
 
+#include "gram_kernels.cuh"
 #include "launch.cuh"
 
 namespace rh::cuda {
@@ -16,6 +17,7 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     grow(trial_scalars, device, 4 * K);
     grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
     grow(sums, device, kBatchCheckSums);
+    if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
     grow(flags, device, 1);
 }
 
@@ -29,7 +31,7 @@ void Workspace<T>::reserve_rows(int device, std::int64_t n, std::int64_t p, std:
         grow(w, device, n);
     }
     for (auto* array : {&r, &s, &c, &dz}) grow(*array, device, n);
-    grow(weighted_rows, device, n * d);
+    if (d > kNarrowGram) grow(weighted_rows, device, n * d);
     grow(trial_products, device, n * K);
     grow(trial_residuals, device, n * K);
     if (unit_weights && ones_filled_ < n) {
@@ -49,7 +51,7 @@ LammTrials<T> Workspace<T>::lamm_trials() const {
 
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
-    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + flags.bytes();
+    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H})

@@ -28,7 +28,7 @@ struct Workspace {
     DeviceArray<T> theta, step, gradient, product, mask, history, candidates, feature_changes, intercept_changes;
     DeviceArray<T> G, H;
     // LAMM's trial scalars (4 x trials) and the reductions' partials.
-    DeviceArray<double> trial_scalars, partials, sums;
+    DeviceArray<double> trial_scalars, partials, sums, gram_partials;
     DeviceArray<IterationFlags> flags;
 
     // Room for the state and work of d parameters (p features).
