@@ -23,6 +23,10 @@ class ValidationError(RenewableHuberError, ValueError):
     """Bad input data, configuration, state or checkpoint."""
 
 
+class NativeEngineError(RenewableHuberError, RuntimeError):
+    """A native engine (CPU or CUDA) could not complete an update (e.g. an unsolvable Newton system)."""
+
+
 class BackendContractError(RenewableHuberError, TypeError):
     """A transport (DLPack) refused an input: dtype, contiguity, device or protocol."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
-from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
+from ..exceptions import BackendUnavailableError, NativeEngineError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
 from .base import BackendCapabilities, HostStateBackend
@@ -54,10 +54,6 @@ def check_module_compatible(module: Any, package_version: str = __version__) -> 
 check_module_compatible(_native)
 
 _NATIVE_FLOAT_DTYPES = (np.dtype("float64"), np.dtype("float32"))
-
-
-class NativeEngineError(RenewableHuberError, RuntimeError):
-    """The native engine could not complete an update (e.g. an unsolvable Newton system)."""
 
 
 #: engine statuses that describe bad input or state rather than an engine failure

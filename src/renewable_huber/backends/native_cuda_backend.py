@@ -23,10 +23,9 @@ import numpy as np
 from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
-from ..exceptions import BackendUnavailableError, RenewableHuberError, ValidationError
+from ..exceptions import BackendUnavailableError, NativeEngineError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
 from .base import BackendCapabilities
-from .native_cpu_backend import NativeEngineError
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
