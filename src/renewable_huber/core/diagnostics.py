@@ -15,7 +15,8 @@ class UpdateDiagnostics:
     iterations : int
         Newton or LAMM iterations run on this batch.
     converged : bool
-        Whether the step-size criterion was met before ``max_iter``.
+        Whether the step-size criterion was met before ``max_iter`` (or the
+        step rounded to the current point: no representable progress left).
     objective : float
         Surrogate objective at the solution (plus the L1 term for "l1").
     lambda_value : float
@@ -28,6 +29,12 @@ class UpdateDiagnostics:
     solve_route : str
         How the Newton systems were solved: "cholesky", "lu", "least_squares"
         (the fallback ran at least once), or "none" (penalty "l1" solves none).
+    stop_reason : str
+        Why the solver stopped: "converged", "max_iter" (the iteration
+        budget ran out), "line_search_exhausted" (neither the Newton nor the
+        majorizer step decreased f at any step length down to 1e-8) or
+        "majorization_trials_exhausted" (40 LAMM trials in a row failed the
+        majorization test).
     """
 
     iterations: int
@@ -37,6 +44,7 @@ class UpdateDiagnostics:
     bandwidth: float
     used_regularized_fallback: bool = False
     solve_route: str = "none"
+    stop_reason: str = "converged"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
