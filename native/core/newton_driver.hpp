@@ -58,6 +58,35 @@ LineSearch halving_search(Evaluator& evaluator, std::int64_t d, const T* theta, 
     return LineSearch::exhausted;
 }
 
+// The halving search along the majorizer's step; when t = 1 is accepted, t
+// doubles while f keeps strictly decreasing (M overestimates the curvature,
+// and where f is linear, as along a direction no inlier constrains, the step
+// it gives is short). The evaluator's last trial is left at the accepted t.
+template <class T, class Evaluator>
+LineSearch majorizer_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step, T* candidate,
+                            double value, double& t, double& trial_value) {
+    const LineSearch search = halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
+    if (search != LineSearch::accepted || t != 1.0) return search;
+    double best = trial_value, best_t = 1.0, last_t = 1.0;
+    for (double u = 2.0; u <= kLargestMajorizerStep; u *= 2.0) {
+        const T scaled = static_cast<T>(u);
+        for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
+        const double next = evaluator.trial(u, candidate, best);
+        last_t = u;
+        if (!(plain_decrease(next, best) && next < best)) break;
+        best = next;
+        best_t = u;
+    }
+    if (last_t != best_t) {  // the evaluator's last trial must be the accepted one
+        const T scaled = static_cast<T>(best_t);
+        for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
+        best = evaluator.trial(best_t, candidate, value);
+    }
+    t = best_t;
+    trial_value = best;
+    return search;
+}
+
 }  // namespace detail
 
 template <class T, class Evaluator>
@@ -69,26 +98,49 @@ SolverResult<T> damped_newton(Evaluator& evaluator, std::int64_t d, const T* the
     for (std::int64_t j = 0; j < d; ++j) theta[j] = theta_prev[j];
     double value = evaluator.start(theta);
 
+    // A Newton step from the least-squares route can miss the gradient's part
+    // in the dropped directions (where the current curvature vanishes but f
+    // still slopes): its smallness certifies nothing. The next iteration then
+    // takes the majorizer's step, whose null space is flat in f, and only it
+    // may declare convergence.
+    bool certify = false;
     for (int iteration = 1; iteration <= max_iter; ++iteration) {
-        diagnostics.record(evaluator.direction(theta, step));
+        const SolveRoute route = evaluator.direction(theta, step);
+        diagnostics.record(route);
+        bool by_majorizer = certify;
+        if (by_majorizer) {
+            diagnostics.record(evaluator.majorizer_direction(theta, step));
+            ++diagnostics.majorizer_steps;
+        }
         double t = 1.0, trial_value = 0.0;
-        auto search = detail::halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
-        if (search == detail::LineSearch::exhausted) {
+        auto search = by_majorizer
+                          ? detail::majorizer_search(evaluator, d, theta, step, candidate, value, t, trial_value)
+                          : detail::halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
+        if (search == detail::LineSearch::exhausted && !by_majorizer) {
             // Newton's direction gave no decrease at any t: the majorizer's
             // step decreases f in exact arithmetic (loss'' <= 1).
             diagnostics.record(evaluator.majorizer_direction(theta, step));
             ++diagnostics.majorizer_steps;
-            search = detail::halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
-            if (search == detail::LineSearch::exhausted)
-                return {theta, iteration, false, value, StopReason::line_search_exhausted};
+            by_majorizer = true;
+            search = detail::majorizer_search(evaluator, d, theta, step, candidate, value, t, trial_value);
         }
-        if (search == detail::LineSearch::rounds_to_theta) return {theta, iteration, true, value};
+        if (search == detail::LineSearch::exhausted)
+            return {theta, iteration, false, value, StopReason::line_search_exhausted};
+        certify = route == SolveRoute::least_squares && !by_majorizer;
+        if (search == detail::LineSearch::rounds_to_theta) {
+            if (certify) continue;
+            return {theta, iteration, true, value};
+        }
 
         value = evaluator.accept(t, candidate, trial_value);
         for (std::int64_t j = 0; j < d; ++j) step[j] = candidate[j] - theta[j];  // the change
         const double change = evaluator.norm(step);
         std::swap(theta, candidate);
-        if (step_converged(change, evaluator.norm(theta), tol)) return {theta, iteration, true, value};
+        if (step_converged(change, evaluator.norm(theta), tol)) {
+            if (certify) continue;
+            return {theta, iteration, true, value};
+        }
+        certify = false;
     }
     return {theta, max_iter, false, value, StopReason::max_iter};
 }

@@ -18,6 +18,9 @@ RH_HOST_DEVICE inline bool finite_value(double x) noexcept { return x - x == 0.0
 
 // Damped Newton: the line search halves t from 1 while t >= kSmallestStep.
 inline constexpr double kSmallestStep = 1e-8;
+// The majorizer's search (amendment 0002) doubles an accepted t = 1 while f
+// keeps strictly decreasing, up to this t.
+inline constexpr double kLargestMajorizerStep = 1048576.0;  // 2^20
 
 // LAMM: phi starts at kInitialPhi for a batch, doubles on a rejected trial
 // (at most kMaxMajorizationTrials trials per iteration), halves after an

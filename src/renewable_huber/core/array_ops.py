@@ -12,6 +12,8 @@ from typing import Any, Optional, Protocol
 
 import numpy as np
 
+from .solver_rules import singular_rcond_threshold
+
 Array = Any
 
 
@@ -125,8 +127,10 @@ class NumpyOps:
         except np.linalg.LinAlgError:
             return None
 
-    @staticmethod
-    def least_squares(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def least_squares(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The minimum-norm least-squares solution (SVD, gelsd), singular
-        values below eps * d of the largest treated as zero (rcond=None)."""
-        return np.linalg.lstsq(a, b, rcond=None)[0].astype(a.dtype, copy=False)
+        values below eps * d of the largest treated as zero, eps of the model
+        dtype (numpy's rcond=None would take float64's for a float32 matrix,
+        which it solves in float64)."""
+        rcond = singular_rcond_threshold(a.shape[0], self.dtype_name)
+        return np.linalg.lstsq(a, b, rcond=rcond)[0].astype(a.dtype, copy=False)

@@ -10,6 +10,7 @@ from .objective import SurrogateObjective
 from .solve_ladder import LEAST_SQUARES, solve_with_fallback
 from .solver_rules import (
     CONVERGED,
+    LARGEST_MAJORIZER_STEP,
     LINE_SEARCH_EXHAUSTED,
     MAX_ITER,
     SMALLEST_STEP,
@@ -36,6 +37,7 @@ class _Search:
     candidate: Array = None
     residual: Array = None
     value: float = 0.0
+    t: float = 0.0
 
 
 def _line_search(objective: SurrogateObjective, theta: Array, step: Array, value: float) -> _Search:
@@ -53,9 +55,30 @@ def _line_search(objective: SurrogateObjective, theta: Array, step: Array, value
         candidate_residual = objective.residual(candidate)
         candidate_value = objective.value(candidate, candidate_residual)
         if plain_decrease(candidate_value, value):
-            return _Search(True, False, candidate, candidate_residual, candidate_value)
+            return _Search(True, False, candidate, candidate_residual, candidate_value, t)
         t /= 2.0
     return _Search()
+
+
+def _majorizer_search(objective: SurrogateObjective, theta: Array, step: Array, value: float) -> _Search:
+    """The halving search along the majorizer's step; when t = 1 is accepted,
+    t doubles while f keeps strictly decreasing (M overestimates the
+    curvature, and where f is linear, as along a direction no inlier
+    constrains, the step it gives is short)."""
+    search = _line_search(objective, theta, step, value)
+    if not search.accepted or search.t != 1.0:
+        return search
+    ops = objective.ops
+    t = 2.0
+    while t <= LARGEST_MAJORIZER_STEP:
+        candidate = theta - ops.scalar(t) * step
+        candidate_residual = objective.residual(candidate)
+        candidate_value = objective.value(candidate, candidate_residual)
+        if not (plain_decrease(candidate_value, search.value) and candidate_value < search.value):
+            break
+        search = _Search(True, False, candidate, candidate_residual, candidate_value, t)
+        t *= 2.0
+    return search
 
 
 def damped_newton(objective: SurrogateObjective, max_iter: int, tol: float) -> SolverResult:
@@ -69,24 +92,42 @@ def damped_newton(objective: SurrogateObjective, max_iter: int, tol: float) -> S
     def result(iterations: int, converged: bool, reason: str) -> SolverResult:
         return SolverResult(theta, iterations, converged, value, used_fallback, reason, majorizer_steps)
 
+    # A Newton step from the least-squares route can miss the gradient's part
+    # in the dropped directions (where the current curvature vanishes but f
+    # still slopes): its smallness certifies nothing. The next iteration then
+    # takes the majorizer's step, whose null space is flat in f, and only it
+    # may declare convergence.
+    certify = False
     for iteration in range(1, max_iter + 1):
         gradient = objective.gradient(theta, residual)
         step, route = solve_with_fallback(ops, objective.newton_matrix(residual), gradient)
         used_fallback = used_fallback or route == LEAST_SQUARES
-        search = _line_search(objective, theta, step, value)
-        if not search.accepted and not search.rounds_to_theta:
+        by_majorizer = certify
+        if by_majorizer:
+            step, majorizer_route = solve_with_fallback(ops, objective.majorizer_matrix(), gradient)
+            used_fallback = used_fallback or majorizer_route == LEAST_SQUARES
+            majorizer_steps += 1
+        search = (_majorizer_search if by_majorizer else _line_search)(objective, theta, step, value)
+        if not search.accepted and not search.rounds_to_theta and not by_majorizer:
             # Newton's direction gave no decrease at any t: the majorizer's
             # step -M^-1 g decreases f in exact arithmetic (loss'' <= 1).
-            step, route = solve_with_fallback(ops, objective.majorizer_matrix(), gradient)
-            used_fallback = used_fallback or route == LEAST_SQUARES
+            step, majorizer_route = solve_with_fallback(ops, objective.majorizer_matrix(), gradient)
+            used_fallback = used_fallback or majorizer_route == LEAST_SQUARES
             majorizer_steps += 1
-            search = _line_search(objective, theta, step, value)
-            if not search.accepted and not search.rounds_to_theta:
-                return result(iteration, False, LINE_SEARCH_EXHAUSTED)
+            by_majorizer = True
+            search = _majorizer_search(objective, theta, step, value)
+        if not search.accepted and not search.rounds_to_theta:
+            return result(iteration, False, LINE_SEARCH_EXHAUSTED)
+        certify = route == LEAST_SQUARES and not by_majorizer
         if search.rounds_to_theta:
+            if certify:
+                continue
             return result(iteration, True, CONVERGED)
         change = ops.norm(search.candidate - theta)
         theta, residual, value = search.candidate, search.residual, search.value
         if step_converged(change, ops.norm(theta), tol):
+            if certify:
+                continue
             return result(iteration, True, CONVERGED)
+        certify = False
     return result(max_iter, False, MAX_ITER)

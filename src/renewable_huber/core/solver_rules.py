@@ -34,6 +34,9 @@ def regular_solve_allowed(rcond: float, n_parameters: int, dtype_name: str) -> b
 
 #: the line search halves t from 1 while t >= SMALLEST_STEP
 SMALLEST_STEP = 1e-8
+#: the majorizer's search (amendment 0002) doubles an accepted t = 1 while
+#: f keeps strictly decreasing, up to this t
+LARGEST_MAJORIZER_STEP = 2.0**20
 
 
 def plain_decrease(candidate_value: float, value: float) -> bool:
