@@ -23,6 +23,7 @@ struct Quadratic {
     bool refuse_every_trial = false;
     bool uphill_newton = false;   // Newton's direction points uphill (no t decreases f)
     bool nan_at_full_step = false;  // f(t = 1) is NaN
+    bool empty_least_squares = false;  // Newton's system "drops" every direction: zero step, least squares
     int trials = 0, majorizer_solves = 0, moves = 0;
 
     double value(const double* theta) const {
@@ -33,8 +34,8 @@ struct Quadratic {
     double start(const double* theta) { return value(theta); }
     SolveRoute direction(const double* theta, double* step) {
         const double sign = uphill_newton ? -1.0 : 1.0;
-        for (std::size_t j = 0; j < a.size(); ++j) step[j] = sign * (theta[j] - a[j]);  // H^-1 g
-        return route;
+        for (std::size_t j = 0; j < a.size(); ++j) step[j] = empty_least_squares ? 0.0 : sign * (theta[j] - a[j]);
+        return empty_least_squares ? SolveRoute::least_squares : route;
     }
     // M = I majorizes every c_j <= 1: step = g.
     SolveRoute majorizer_direction(const double* theta, double* step) {
@@ -136,6 +137,37 @@ TEST(NewtonDriver, AnExhaustedLineSearchTakesTheMajorizerStepAndContinues) {
     EXPECT_EQ(diagnostics.lu_solves, result.iterations);
     EXPECT_EQ(diagnostics.least_squares_solves, result.iterations - 1);
     EXPECT_EQ(diagnostics.solve_route, SolveRoute::least_squares);
+}
+
+TEST(NewtonDriver, ALeastSquaresStepCertifiesNoConvergence) {
+    // The least-squares route drops every direction (a zero step) although
+    // the gradient is not zero: the majorizer's step decides, and moves.
+    Quadratic f{{1.0, -2.0}, {1.0, 0.5}};
+    f.empty_least_squares = true;
+    Buffers b(2);
+    const std::vector<double> start{0.0, 0.0};
+    UpdateDiagnostics diagnostics;
+    const auto result = damped_newton(f, 2, start.data(), 500, 1e-10, b.view(), diagnostics);
+    EXPECT_TRUE(result.converged);
+    EXPECT_NEAR(result.theta[0], 1.0, 1e-8);
+    EXPECT_NEAR(result.theta[1], -2.0, 1e-8);
+    EXPECT_GE(diagnostics.majorizer_steps, 1);
+    EXPECT_EQ(diagnostics.solve_route, SolveRoute::least_squares);
+}
+
+TEST(NewtonDriver, TheMajorizerSearchDoublesAnAcceptedFullStep) {
+    // M = I overestimates the curvature 0.01 a hundredfold: from 0 the
+    // majorizer's step is 0.01 (a - theta); doubling t up to 128 (f still
+    // decreasing, 256 overshoots) moves 1.28 of the way in one iteration.
+    Quadratic f{{1.0}, {0.01}};
+    f.uphill_newton = true;
+    Buffers b(1);
+    const std::vector<double> start{0.0};
+    UpdateDiagnostics diagnostics;
+    const auto result = damped_newton(f, 1, start.data(), 1, 1e-10, b.view(), diagnostics);
+    EXPECT_EQ(diagnostics.majorizer_steps, 1);
+    EXPECT_DOUBLE_EQ(result.theta[0], 1.28);
+    EXPECT_DOUBLE_EQ(result.objective, f.value(result.theta));
 }
 
 TEST(NewtonDriver, ANonFiniteObjectiveIsNeverAccepted) {
