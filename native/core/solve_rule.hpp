@@ -8,6 +8,14 @@
 //   a regular solve (Cholesky or LU) when rcond > eps * d and the solution
 //   is finite; otherwise the minimum-norm least-squares solution with the
 //   singular values below eps * d of the largest treated as zero.
+//
+// An engine may decide from a 1-norm condition estimate (LAPACK's
+// gecon/pocon, Hager-Higham: a lower bound on ||A^-1||_1, so the estimated
+// rcond is an upper bound on the exact one) and compute the exact rcond only
+// when the estimate is within kEstimateMargin of the threshold
+// (classify_rcond_estimate): its decisions then differ from the exact rule
+// only where the estimator underestimates ||A^-1||_1 by more than that
+// factor (it is typically within 3x).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +54,19 @@ RH_HOST_DEVICE inline double reciprocal_condition(double norm, double inverse_no
 template <class T>
 RH_HOST_DEVICE inline bool regular_solve_allowed(double rcond, std::int64_t d) noexcept {
     return rcond > singular_rcond_threshold<T>(d);
+}
+
+inline constexpr double kEstimateMargin = 1000.0;
+
+enum class RcondEstimate : int { singular = 0, regular = 1, borderline = 2 };
+
+// singular: estimate <= eps d (then the exact rcond is too); regular:
+// estimate > kEstimateMargin eps d; borderline: compute the exact rcond.
+template <class T>
+RH_HOST_DEVICE inline RcondEstimate classify_rcond_estimate(double estimate, std::int64_t d) noexcept {
+    const double threshold = singular_rcond_threshold<T>(d);
+    if (!(estimate > threshold)) return RcondEstimate::singular;
+    return estimate > kEstimateMargin * threshold ? RcondEstimate::regular : RcondEstimate::borderline;
 }
 
 }  // namespace rh::core

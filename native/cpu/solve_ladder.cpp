@@ -68,6 +68,19 @@ double exact_rcond(std::int64_t d, double norm, T* column, SolveInPlace&& solve)
     return core::reciprocal_condition(norm, inverse_norm);
 }
 
+// The contract's decision from LAPACK's estimate (`estimate()`), with the
+// exact rcond (`exact()`) computed only in the borderline band
+// (core/solve_rule.hpp).
+template <class T, class Estimate, class Exact>
+bool regular_route_allowed(std::int64_t d, Estimate&& estimate, Exact&& exact) {
+    switch (core::classify_rcond_estimate<T>(static_cast<double>(estimate()), d)) {
+        case core::RcondEstimate::singular: return false;
+        case core::RcondEstimate::regular: return true;
+        case core::RcondEstimate::borderline: break;
+    }
+    return core::regular_solve_allowed<T>(exact(), d);
+}
+
 // The last rung of both ladders: the minimum-norm least-squares solution
 // (gelsd) of the column-major system in `factor`, singular values below
 // rcond * the largest treated as zero.
@@ -180,6 +193,8 @@ void SolveLadder<T>::reserve(BufferGrowth& growth, std::int64_t d) {
     for (auto* buffer : {&factor, &full, &factor_inverse}) growth.grow(*buffer, d * d);
     growth.grow(pivots, d);
     growth.grow(column_sums, d);
+    growth.grow(condition_work, 4 * d);
+    growth.grow(condition_iwork, d);
     if (least_squares_size_ < d) {
         const auto sizes = blas::least_squares_workspace(static_cast<blas::index_t>(d), T{});
         growth.grow(least_squares_work, sizes.work);
@@ -200,8 +215,11 @@ core::SolveRoute SolveLadder<T>::solve_general(std::int64_t d, const T* A, const
         T* factor = this->factor.data();
         std::copy(A, A + d * d, factor);
         if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor) &&
-            core::regular_solve_allowed<T>(
-                exact_rcond(d, norm, column, [&](T* v) { blas::cholesky_solve(n, factor, v); }), d)) {
+            regular_route_allowed<T>(
+                d,
+                [&] { return blas::cholesky_rcond(n, factor, static_cast<T>(norm), ws.condition_work.data(),
+                                                  ws.condition_iwork.data()); },
+                [&] { return exact_rcond(d, norm, column, [&](T* v) { blas::cholesky_solve(n, factor, v); }); })) {
             std::copy(b, b + d, x);
             blas::cholesky_solve(n, factor, x);
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
@@ -210,8 +228,11 @@ core::SolveRoute SolveLadder<T>::solve_general(std::int64_t d, const T* A, const
     T* factor = this->factor.data();
     transpose_into(d, A, factor);  // LAPACK wants column-major A, as NumPy passes it
     if (blas::lu_factor(n, factor, ws.pivots.data()) == 0 &&
-        core::regular_solve_allowed<T>(
-            exact_rcond(d, norm, column, [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); }), d)) {
+        regular_route_allowed<T>(
+            d,
+            [&] { return blas::lu_rcond(n, factor, static_cast<T>(norm), ws.condition_work.data(),
+                                        ws.condition_iwork.data()); },
+            [&] { return exact_rcond(d, norm, column, [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); }); })) {
         std::copy(b, b + d, x);
         blas::lu_solve(n, factor, ws.pivots.data(), x);
         if (core::all_finite(x, d)) return core::SolveRoute::lu;
@@ -248,9 +269,13 @@ core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, con
     } else {
         std::copy(full, full + d * d, factor);
         if (blas::cholesky_factor(n, factor) == 0 &&
-            core::regular_solve_allowed<T>(exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
-                                                       [&](T* v) { blas::cholesky_solve(n, factor, v); }),
-                                           d)) {
+            regular_route_allowed<T>(
+                d,
+                [&] { return blas::cholesky_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()); },
+                [&] {
+                    return exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
+                                       [&](T* v) { blas::cholesky_solve(n, factor, v); });
+                })) {
             std::copy(b, b + d, x);
             blas::cholesky_solve(n, factor, x);
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
@@ -258,9 +283,12 @@ core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, con
     }
     std::copy(full, full + d * d, factor);
     if (blas::lu_factor(n, factor, ws.pivots.data()) == 0 &&
-        core::regular_solve_allowed<T>(exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
-                                                   [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); }),
-                                       d)) {
+        regular_route_allowed<T>(
+            d, [&] { return blas::lu_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()); },
+            [&] {
+                return exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
+                                   [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); });
+            })) {
         std::copy(b, b + d, x);
         blas::lu_solve(n, factor, ws.pivots.data(), x);
         if (core::all_finite(x, d)) return core::SolveRoute::lu;

@@ -51,6 +51,14 @@ void RH_SYM(dgetrs_)(const char*, const index_t*, const index_t*, const double*,
                      double*, const index_t*, index_t*, std::size_t);
 void RH_SYM(sgetrs_)(const char*, const index_t*, const index_t*, const float*, const index_t*, const index_t*,
                      float*, const index_t*, index_t*, std::size_t);
+void RH_SYM(dpocon_)(const char*, const index_t*, const double*, const index_t*, const double*, double*, double*,
+                     index_t*, index_t*, std::size_t);
+void RH_SYM(spocon_)(const char*, const index_t*, const float*, const index_t*, const float*, float*, float*,
+                     index_t*, index_t*, std::size_t);
+void RH_SYM(dgecon_)(const char*, const index_t*, const double*, const index_t*, const double*, double*, double*,
+                     index_t*, index_t*, std::size_t);
+void RH_SYM(sgecon_)(const char*, const index_t*, const float*, const index_t*, const float*, float*, float*,
+                     index_t*, index_t*, std::size_t);
 void RH_SYM(dgelsd_)(const index_t*, const index_t*, const index_t*, double*, const index_t*, double*,
                      const index_t*, double*, const double*, index_t*, double*, const index_t*, index_t*,
                      index_t*);
@@ -162,6 +170,30 @@ void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b) {
     RH_SYM(sgetrs_)("N", &n, &one, factor, &n, pivots, b, &n, &info, 1);
 }
 
+double cholesky_rcond(index_t n, const double* factor, double anorm, double* work, index_t* iwork) {
+    index_t info = 0;
+    double rcond = 0;
+    RH_SYM(dpocon_)("L", &n, factor, &n, &anorm, &rcond, work, iwork, &info, 1);
+    return info == 0 ? rcond : 0.0;
+}
+float cholesky_rcond(index_t n, const float* factor, float anorm, float* work, index_t* iwork) {
+    index_t info = 0;
+    float rcond = 0;
+    RH_SYM(spocon_)("L", &n, factor, &n, &anorm, &rcond, work, iwork, &info, 1);
+    return info == 0 ? rcond : 0.0f;
+}
+double lu_rcond(index_t n, const double* factor, double anorm, double* work, index_t* iwork) {
+    index_t info = 0;
+    double rcond = 0;
+    RH_SYM(dgecon_)("1", &n, factor, &n, &anorm, &rcond, work, iwork, &info, 1);
+    return info == 0 ? rcond : 0.0;
+}
+float lu_rcond(index_t n, const float* factor, float anorm, float* work, index_t* iwork) {
+    index_t info = 0;
+    float rcond = 0;
+    RH_SYM(sgecon_)("1", &n, factor, &n, &anorm, &rcond, work, iwork, &info, 1);
+    return info == 0 ? rcond : 0.0f;
+}
 
 LeastSquaresWorkspace least_squares_workspace(index_t n, double) {
     index_t one = 1, rank = 0, info = 0, query = -1, iwork = 0;

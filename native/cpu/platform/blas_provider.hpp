@@ -62,6 +62,14 @@ index_t lu_factor(index_t n, float* A_colmajor, index_t* pivots);
 void lu_solve(index_t n, const double* factor, const index_t* pivots, double* b);
 void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b);
 
+// Reciprocal condition number (1-norm) estimates from the factors above:
+// pocon of a cholesky_factor (work 3n, iwork n), gecon of an lu_factor
+// (work 4n, iwork n). anorm is the 1-norm of the original matrix.
+double cholesky_rcond(index_t n, const double* factor, double anorm, double* work, index_t* iwork);
+float cholesky_rcond(index_t n, const float* factor, float anorm, float* work, index_t* iwork);
+double lu_rcond(index_t n, const double* factor, double anorm, double* work, index_t* iwork);
+float lu_rcond(index_t n, const float* factor, float anorm, float* work, index_t* iwork);
+
 // Minimum-norm least squares by SVD (gelsd) of a square matrix stored
 // column-major (destroyed); b is overwritten by the solution.
 struct LeastSquaresWorkspace {

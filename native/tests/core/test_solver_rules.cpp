@@ -48,6 +48,17 @@ TEST(SolveRule, RegularOnlyAboveEpsTimesD) {
     EXPECT_EQ(reciprocal_condition(2.0, std::numeric_limits<double>::infinity()), 0.0);
 }
 
+TEST(SolveRule, AnEstimateDecidesOnlyFarFromTheThreshold) {
+    // The estimate bounds the exact rcond from above: at or below eps d it
+    // is singular; beyond 1000 eps d regular; in between the exact value decides.
+    const double threshold = singular_rcond_threshold<double>(4);
+    EXPECT_EQ(classify_rcond_estimate<double>(threshold, 4), RcondEstimate::singular);
+    EXPECT_EQ(classify_rcond_estimate<double>(std::nan(""), 4), RcondEstimate::singular);
+    EXPECT_EQ(classify_rcond_estimate<double>(2 * threshold, 4), RcondEstimate::borderline);
+    EXPECT_EQ(classify_rcond_estimate<double>(kEstimateMargin * threshold, 4), RcondEstimate::borderline);
+    EXPECT_EQ(classify_rcond_estimate<double>(2 * kEstimateMargin * threshold, 4), RcondEstimate::regular);
+}
+
 TEST(SolverRules, LammStallTest) {
     // Never before kPlainLammIterations.
     EXPECT_FALSE(lamm_stalled(kPlainLammIterations - 1, 1.0, 1.0, 1.0, 1.0, 1e-6));
