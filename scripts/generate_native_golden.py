@@ -127,9 +127,26 @@ def amendment_0002_cases() -> list[dict]:
         ("lamm_slow_weighted_f32", 53, "float32", "Float32 L1 with weights: v1 LAMM needs 203 iterations."),
     ):
         config, batches = _stress(seed, dtype)
-        cases.append({"id": case_id, "description": description, "config": _config(**config),
-                      "batches": batches, "probe_seed": 300 + seed})
+        case = {"id": case_id, "description": description, "config": _config(**config), "batches": batches,
+                "probe_seed": 300 + seed}
+        if case_id in KERNEL_SENSITIVE_F32:
+            case["tolerance"] = KERNEL_SENSITIVE_F32[case_id]
+        cases.append(case)
     return cases
+
+
+#: float32 cases whose values follow the BLAS kernels beyond the float32
+#: default (5e-4, 5e-5), measured under the six OpenBLAS kernel sets of
+#: amendment 0001 (largest |difference| / (|value| + 0.1)): LAMM on these
+#: ill-conditioned designs stops at noise-level majorization decisions
+#: (coefficients 5.5e-2, predictions 4.7e-3; v1 LAMM alike); the ridge-0 Newton
+#: stream's information moves with the kappa ramps of its rows (1.2e-2;
+#: coefficients 2.1e-4). Amendment 0002.
+KERNEL_SENSITIVE_F32 = {
+    "lamm_slow_f32": (8e-2, 2e-2),
+    "lamm_slow_weighted_f32": (8e-2, 2e-2),
+    "few_inliers_ridge0_weighted_f32": (3e-2, 5e-3),
+}
 
 
 def project_cases() -> list[dict]:

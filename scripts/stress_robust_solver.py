@@ -8,6 +8,7 @@ RuntimeWarnings, time.
     .venv/bin/python scripts/stress_robust_solver.py --streams 500
     .venv/bin/python scripts/stress_robust_solver.py --streams 500 --engines native_raw \\
         --native-module-dir /tmp/old_native        # a build from before the change
+    .venv/bin/python scripts/stress_robust_solver.py --streams 200 --engines numpy --kkt-streams 60
 
 Engines: numpy (the reference), numpy_v1 (the reference with the solvers of
 before amendment 0002, tests/v1_reference.py), native_cpu (through the
@@ -101,6 +102,54 @@ def summarise(name, records, seconds, runtime_warnings):
     print("\n".join(lines), flush=True)
 
 
+def kkt_report(streams, max_streams):
+    """For float64 L1 batches (from the same state): how far the v1 LAMM and
+    the amended LAMM (both at the stream's tol, max_iter 3000) stop from a
+    reference solution (the amended LAMM at tol 1e-10, up to 20000 iterations),
+    and how much higher their penalized objective is."""
+    from renewable_huber.config import SolverConfig
+    from renewable_huber.core import NumpyOps, renewable_update
+    from renewable_huber.core.lamm import lamm
+    from renewable_huber.core.objective import SurrogateObjective
+    from renewable_huber.core.schedules import bandwidth, lambda_level
+    from renewable_huber.core.update import design_matrix, penalty_mask
+    from renewable_huber.state import RenewableHuberState
+    from v1_reference import v1_lamm
+
+    ops = NumpyOps("float64")
+    rows = []
+    for stream in [s for s in streams if s.params["penalty"] == "l1"][:max_streams]:
+        p = dict(stream.params)
+        config = SolverConfig(**{k: p.get(k, DEFAULTS[k]) for k in CONFIG_KEYS if k not in ("max_iter", "tol")},
+                              max_iter=3000, tol=1e-6)
+        state = RenewableHuberState.empty(stream.batches[0][0].shape[1], p["fit_intercept"])
+        for X, y, w in stream.batches:
+            X, y = X.astype(np.float64), y.astype(np.float64)
+            w = np.ones(len(y)) if w is None else w.astype(np.float64)
+            n_features = X.shape[1]
+            mask = penalty_mask(ops, n_features, p["fit_intercept"])
+            before, after = state.effective_weight, state.effective_weight + float(w.sum())
+            lam = lambda_level("l1", p["tau"], p["lambda_scale"], after, n_features)
+            objective = SurrogateObjective(
+                ops, design_matrix(ops, X, p["fit_intercept"]), y, w, state.coefficients, state.information,
+                np.sign(state.coefficients) * mask, state.n_samples_seen > 0, before / after * state.previous_lambda,
+                after, ops.scalar(p["tau"]), ops.scalar(bandwidth(p["tau"], p["bandwidth_scale"], after, n_features)),
+                ops.scalar(p["ridge"]))
+            reference = lamm(objective, mask, lam, 20_000, 1e-10)
+            penalized = lambda r: r.objective + lam * float(np.sum(np.abs(r.theta) * mask))
+            for name, result in (("v1", v1_lamm(objective, mask, lam, 3000, 1e-6)),
+                                 ("amended", lamm(objective, mask, lam, 3000, 1e-6))):
+                rows.append((name, float(np.max(np.abs(result.theta - reference.theta))),
+                             penalized(result) - penalized(reference)))
+            state, _ = renewable_update(ops, state, X, y, w, config)
+    for name in ("v1", "amended"):
+        distance = np.array([r[1] for r in rows if r[0] == name])
+        excess = np.array([r[2] for r in rows if r[0] == name])
+        print(f"KKT {name}: {distance.size} float64 L1 batches; max |theta - reference|: median {np.median(distance):.2e},"
+              f" p90 {np.percentile(distance, 90):.2e}, max {distance.max():.2e}; penalized objective above the"
+              f" reference: median {np.median(excess):.1e}, max {excess.max():.1e}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streams", type=int, default=300)
@@ -109,6 +158,8 @@ def main(argv=None):
     parser.add_argument("--none-max-iter", type=int, default=100, help="max_iter of penalty none (default 100)")
     parser.add_argument("--l1-max-iter", type=int, default=100, help="max_iter of penalty l1 (default 100)")
     parser.add_argument("--native-module-dir", help="put this directory first on sys.path (native_raw of another build)")
+    parser.add_argument("--kkt-streams", type=int, default=0,
+                        help="also compare v1 and amended LAMM stops with a tight reference on this many L1 streams")
     args = parser.parse_args(argv)
     if args.native_module_dir:
         sys.path.insert(0, args.native_module_dir)
@@ -130,6 +181,8 @@ def main(argv=None):
             runtime_warnings += sum(issubclass(w.category, RuntimeWarning) for w in caught)
             records[(stream.seed, params["penalty"])] = rows
         summarise(engine, records, time.perf_counter() - start, runtime_warnings)
+    if args.kkt_streams:
+        kkt_report(streams, args.kkt_streams)
     return 0
 
 
