@@ -89,7 +89,7 @@ DEFAULTS = {"tau": 1.345, "penalty": "none", "lambda_scale": 1.0, "bandwidth_sca
 def summarise(name, records, seconds, runtime_warnings):
     streams_unconverged = sum(1 for batches in records.values() if any(not b[0] for b in batches))
     batches = [b + (penalty,) for (seed, penalty), rows in records.items() for b in rows]
-    reasons = Counter(b[1] for b in batches if not b[0])
+    reasons = Counter(f"{b[4]}/{b[1]}" for b in batches if not b[0])
     lines = [f"{name}: {len(records)} streams, {len(batches)} batches, {seconds:.1f} s",
              f"  streams with an unconverged batch: {streams_unconverged}",
              f"  unconverged batches: {sum(reasons.values())} {dict(reasons)}",
