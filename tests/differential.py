@@ -43,14 +43,24 @@ def _assert_close(actual: Any, expected: Any, rtol: float, atol: float, what: st
     )
 
 
+def _route_kind(route: str) -> str:
+    """"none" (no system solved), "regular" (lu, cholesky) or "least_squares"."""
+    return "regular" if route in ("lu", "cholesky") else route
+
+
 def replay_case(case: dict[str, Any], backend: str, *, oracle: bool, own_rounding: bool = False) -> None:
     """Stream the case's batches through ``backend``; compare after every batch.
 
-    ``oracle`` also requires the same convergence flags (only the NumPy
-    reference itself is held to that). Iteration counts are not compared,
-    not even the oracle's: they follow the rounding of the machine's BLAS
-    kernels (docs/numerical-contract-notes.md, "The corpus across BLAS
-    builds"; ALGORITHM.md: they "need not match across engines").
+    ``oracle`` also requires the same convergence flags, stop reasons and
+    solve routes (only the NumPy reference itself is held to that). Every
+    engine must agree on whether a least-squares solve was needed (the
+    fallback flag, and a route of the same kind: "least_squares", or a
+    regular one, "lu" or "cholesky") where the corpus records it (the project
+    corpus does since amendment 0002; the external one does not). Iteration
+    counts are not compared, not even the oracle's: they follow the rounding
+    of the machine's BLAS kernels (docs/numerical-contract-notes.md, "The
+    corpus across BLAS builds"; ALGORITHM.md: they "need not match across
+    engines").
 
     ``own_rounding``: an engine that does not replay NumPy's arithmetic (the
     CUDA engine) is held to the case's tolerances widened by what rounding
@@ -77,6 +87,9 @@ def replay_case(case: dict[str, Any], backend: str, *, oracle: bool, own_roundin
     floor_allowed = own_rounding and dtype == np.float64 and config["penalty"] == "none"
     model = RenewableHuberRegressor(**config)
     ramp, floor = 0.0, 0.0
+    assert len(case["batches"]) == len(case["expected"]["states"]), (
+        f"{case['id']}: {len(case['batches'])} batches but {len(case['expected']['states'])} expected states"
+    )
     for index, (batch, expected) in enumerate(zip(case["batches"], case["expected"]["states"])):
         where = f"{case['id']} batch {index + 1} on {backend}"
         with warnings.catch_warnings():
@@ -110,8 +123,14 @@ def replay_case(case: dict[str, Any], backend: str, *, oracle: bool, own_roundin
         np.testing.assert_allclose(diagnostics.bandwidth, expected_diagnostics["bandwidth"], rtol=schedule_rtol)
         np.testing.assert_allclose(diagnostics.lambda_value, expected_diagnostics["lambda_value"], rtol=schedule_rtol)
         _assert_close(diagnostics.objective, expected_diagnostics["objective"], rtol, atol, f"{where}: objective")
+        if "used_regularized_fallback" in expected_diagnostics:
+            assert diagnostics.used_regularized_fallback == expected_diagnostics["used_regularized_fallback"], where
+            assert _route_kind(diagnostics.solve_route) == _route_kind(expected_diagnostics["solve_route"]), where
         if oracle:
             assert diagnostics.converged == expected_diagnostics["converged"], where
+            for key in ("stop_reason", "solve_route"):
+                if key in expected_diagnostics:
+                    assert getattr(diagnostics, key) == expected_diagnostics[key], f"{where}: {key}"
     probe = np.asarray(case["probe_X"])
     predictions = model.predict(probe)
     # a coefficient difference within `floor` moves a prediction by at most floor (sum |x| + 1)

@@ -276,12 +276,12 @@ def test_diagnostics_fields_for_penalty_none(make_data):
         model.fit(X, y, sample_weight=w)
     diag = model.diagnostics_
     assert isinstance(diag, UpdateDiagnostics)
-    # the six contract fields first, in order; solve_route is our addition
+    # the six contract fields first, in order; solve_route and stop_reason are our additions
     assert [f.name for f in dataclasses.fields(diag)] == [
         "iterations", "converged", "objective", "lambda_value", "bandwidth", "used_regularized_fallback",
-        "solve_route",
+        "solve_route", "stop_reason",
     ]
-    assert diag.solve_route == "lu"
+    assert diag.solve_route == "lu" and diag.stop_reason == "converged"
     with pytest.raises(dataclasses.FrozenInstanceError):
         diag.iterations = 3  # type: ignore[misc]
     assert type(diag.iterations) is int and diag.iterations >= 1
@@ -327,8 +327,11 @@ def test_max_iter_one_warns_but_commits_the_batch(make_data):
     with pytest.warns(ConvergenceWarning) as record:
         model.fit(X, y)
     assert len(record) == 1
+    message = str(record[0].message)
+    assert "stop_reason='max_iter'" in message and "increase max_iter" in message
     diag = model.diagnostics_
     assert diag.converged is False and diag.iterations == 1 and model.n_iter_ == 1
+    assert diag.stop_reason == "max_iter"
     assert model.n_samples_seen_ == 60 and np.all(np.isfinite(model.coef_))
 
 

@@ -66,3 +66,32 @@ def test_generator_check_passes():
         timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _shortened(case, **diagnostics_changes):
+    import copy
+
+    broken = copy.deepcopy(case)
+    if diagnostics_changes:
+        broken["expected"]["states"][0]["diagnostics"].update(diagnostics_changes)
+    else:
+        broken["expected"]["states"].pop()
+    return broken
+
+
+def test_the_harness_refuses_fewer_expected_states_than_batches():
+    """zip() would silently replay only the batches that have an expected state."""
+    case = next(c for c in PROJECT_CASES if len(c["batches"]) > 1)
+    with pytest.raises(AssertionError, match="expected states"):
+        replay_case(_shortened(case), "numpy", oracle=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_harness_compares_routes_and_the_fallback_flag(backend):
+    case = next(c for c in PROJECT_CASES if c["id"] == "rank_deficient_lstsq_f64")
+    with pytest.raises(AssertionError):
+        replay_case(_shortened(case, used_regularized_fallback=False), backend, oracle=False)
+    with pytest.raises(AssertionError):
+        replay_case(_shortened(case, solve_route="lu", used_regularized_fallback=True), backend, oracle=False)
+    with pytest.raises(AssertionError):
+        replay_case(_shortened(case, stop_reason="max_iter"), "numpy", oracle=True)

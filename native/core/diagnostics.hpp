@@ -10,6 +10,14 @@ enum class SolveRoute : int { none = 0, cholesky = 1, lu = 2, least_squares = 3 
 
 const char* solve_route_name(SolveRoute route) noexcept;
 
+// Why a solver stopped (amendment 0002): the step-size test passed (or the
+// step rounded to the current point), the iteration budget ran out, neither
+// the Newton nor the majorizer step decreased f at any step length, or 40
+// LAMM trials in a row failed the majorization test.
+enum class StopReason : int { converged = 0, max_iter = 1, line_search_exhausted = 2, majorization_exhausted = 3 };
+
+const char* stop_reason_name(StopReason reason) noexcept;
+
 struct UpdateDiagnostics {
     int iterations = 0;
     bool converged = false;
@@ -22,6 +30,9 @@ struct UpdateDiagnostics {
     int cholesky_solves = 0;
     int lu_solves = 0;
     int least_squares_solves = 0;
+    StopReason stop_reason = StopReason::converged;
+    // Newton iterations that took the majorizer's step (amendment 0002).
+    int majorizer_steps = 0;
 
     bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
 

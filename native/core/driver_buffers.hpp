@@ -10,6 +10,8 @@ struct DriverBuffers {
     T* candidate = nullptr;
     T* step = nullptr;      // Newton's step, LAMM's change
     T* gradient = nullptr;
+    T* previous = nullptr;      // LAMM's accelerated phase: the last iterate
+    T* extrapolated = nullptr;  // and the extrapolated point
 };
 
 }  // namespace rh::core

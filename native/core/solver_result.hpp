@@ -1,6 +1,8 @@
 // The outcome of one solver run on a batch.
 #pragma once
 
+#include "core/diagnostics.hpp"
+
 namespace rh::core {
 
 template <class T>
@@ -9,6 +11,7 @@ struct SolverResult {
     int iterations = 0;
     bool converged = false;
     double objective = 0.0;  // F at theta_hat (without the L1 term)
+    StopReason reason = StopReason::converged;
 };
 
 }  // namespace rh::core

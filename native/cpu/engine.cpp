@@ -128,7 +128,8 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
     } else {
         pool_scope.emplace(threads_);
     }
-    for (auto* buffer : {&theta_, &candidate_, &step_, &gradient_, &penalty_mask_, &history_direction_})
+    for (auto* buffer :
+         {&theta_, &candidate_, &step_, &gradient_, &previous_, &extrapolated_, &penalty_mask_, &history_direction_})
         growth_.grow(*buffer, d);
     if (batch.sample_weight == nullptr && static_cast<std::int64_t>(unit_weights_.size()) < n) {
         growth_.grow(unit_weights_, n);
@@ -161,6 +162,7 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
                   : solve_reference(state, batch, config, terms, next.information, diagnostics);
     diagnostics.iterations = result.iterations;
     diagnostics.converged = result.converged;
+    diagnostics.stop_reason = result.reason;
     diagnostics.objective = core::reported_objective(config.penalty, result.objective, terms.lambda_value, d,
                                                      result.theta, penalty_mask_.data());
     std::copy(result.theta, result.theta + d, next.coefficients);

@@ -92,7 +92,8 @@ private:
     // path's test and its panels together).
     bool scan_rows(int threads, const T* X, std::int64_t rows, std::int64_t features, T* panels);
     core::DriverBuffers<T> driver_buffers() {
-        return {theta_.data(), candidate_.data(), step_.data(), gradient_.data()};
+        return {theta_.data(), candidate_.data(), step_.data(), gradient_.data(), previous_.data(),
+                extrapolated_.data()};
     }
 
     ThreadPolicy threads_;
@@ -100,7 +101,7 @@ private:
     BufferGrowth growth_;
     // The drivers' vectors, the penalty mask and history direction (d), and
     // unit weights (n) when sample_weight is absent.
-    std::vector<T> theta_, candidate_, step_, gradient_, penalty_mask_, history_direction_;
+    std::vector<T> theta_, candidate_, step_, gradient_, previous_, extrapolated_, penalty_mask_, history_direction_;
     StaggeredVector<T> unit_weights_;
     reference::ReferenceBuffers<T> reference_buffers_;
     fast::FastBuffers<T> fast_buffers_;

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/invariants.hpp"
+#include "core/solve_rule.hpp"
 #include "core/status.hpp"
 
 namespace rh::cpu {
@@ -38,6 +39,46 @@ template <class T>
 void transpose_into(std::int64_t d, const T* A, T* out) {
     for (std::int64_t i = 0; i < d; ++i)
         for (std::int64_t j = 0; j < d; ++j) out[j * d + i] = A[i * d + j];
+}
+
+// The 1-norm of a row-major d x d matrix (its largest column sum), in double.
+template <class T>
+double one_norm(std::int64_t d, const T* A, double* column_sums) {
+    std::fill(column_sums, column_sums + d, 0.0);
+    for (std::int64_t i = 0; i < d; ++i)
+        for (std::int64_t j = 0; j < d; ++j) column_sums[j] += std::fabs(static_cast<double>(A[i * d + j]));
+    return *std::max_element(column_sums, column_sums + d);
+}
+
+// The exact reciprocal 1-norm condition number (core/solve_rule.hpp) from a
+// factorization: column k of A^-1 is solve(e_k), so ||A^-1||_1 is the
+// largest absolute column sum of those solutions.
+template <class T, class SolveInPlace>
+double exact_rcond(std::int64_t d, double norm, T* column, SolveInPlace&& solve) {
+    double inverse_norm = 0.0;
+    for (std::int64_t k = 0; k < d; ++k) {
+        std::fill(column, column + d, T(0));
+        column[k] = T(1);
+        solve(column);
+        double sum = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) sum += std::fabs(static_cast<double>(column[i]));
+        inverse_norm = std::max(inverse_norm, sum);
+        if (!(sum - sum == 0.0)) return 0.0;  // an infinite or NaN column
+    }
+    return core::reciprocal_condition(norm, inverse_norm);
+}
+
+// The contract's decision from LAPACK's estimate (`estimate()`), with the
+// exact rcond (`exact()`) computed only in the borderline band
+// (core/solve_rule.hpp).
+template <class T, class Estimate, class Exact>
+bool regular_route_allowed(std::int64_t d, Estimate&& estimate, Exact&& exact) {
+    switch (core::classify_rcond_estimate<T>(static_cast<double>(estimate()), d)) {
+        case core::RcondEstimate::singular: return false;
+        case core::RcondEstimate::regular: return true;
+        case core::RcondEstimate::borderline: break;
+    }
+    return core::regular_solve_allowed<T>(exact(), d);
 }
 
 // The last rung of both ladders: the minimum-norm least-squares solution
@@ -151,6 +192,7 @@ template <class T>
 void SolveLadder<T>::reserve(BufferGrowth& growth, std::int64_t d) {
     for (auto* buffer : {&factor, &full, &factor_inverse}) growth.grow(*buffer, d * d);
     growth.grow(pivots, d);
+    growth.grow(column_sums, d);
     growth.grow(condition_work, 4 * d);
     growth.grow(condition_iwork, d);
     if (least_squares_size_ < d) {
@@ -166,10 +208,18 @@ template <class T>
 core::SolveRoute SolveLadder<T>::solve_general(std::int64_t d, const T* A, const T* b, T* x, bool prefer_cholesky) {
     SolveLadder<T>& ws = *this;
     const auto n = static_cast<blas::index_t>(d);
+    double* column_sums = ws.column_sums.data();
+    const double norm = one_norm(d, A, column_sums);
+    T* column = ws.factor_inverse.data();
     if (prefer_cholesky && exactly_symmetric(d, A)) {
         T* factor = this->factor.data();
         std::copy(A, A + d * d, factor);
-        if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor)) {
+        if (blas::cholesky_factor(n, factor) == 0 && well_conditioned_cholesky(d, factor) &&
+            regular_route_allowed<T>(
+                d,
+                [&] { return blas::cholesky_rcond(n, factor, static_cast<T>(norm), ws.condition_work.data(),
+                                                  ws.condition_iwork.data()); },
+                [&] { return exact_rcond(d, norm, column, [&](T* v) { blas::cholesky_solve(n, factor, v); }); })) {
             std::copy(b, b + d, x);
             blas::cholesky_solve(n, factor, x);
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
@@ -177,13 +227,18 @@ core::SolveRoute SolveLadder<T>::solve_general(std::int64_t d, const T* A, const
     }
     T* factor = this->factor.data();
     transpose_into(d, A, factor);  // LAPACK wants column-major A, as NumPy passes it
-    if (blas::lu_factor(n, factor, ws.pivots.data()) == 0) {
+    if (blas::lu_factor(n, factor, ws.pivots.data()) == 0 &&
+        regular_route_allowed<T>(
+            d,
+            [&] { return blas::lu_rcond(n, factor, static_cast<T>(norm), ws.condition_work.data(),
+                                        ws.condition_iwork.data()); },
+            [&] { return exact_rcond(d, norm, column, [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); }); })) {
         std::copy(b, b + d, x);
         blas::lu_solve(n, factor, ws.pivots.data(), x);
         if (core::all_finite(x, d)) return core::SolveRoute::lu;
     }
     transpose_into(d, A, factor);
-    return solve_minimum_norm(d, factor, b, x, std::numeric_limits<T>::epsilon() * static_cast<T>(d), ws);
+    return solve_minimum_norm(d, factor, b, x, static_cast<T>(core::singular_rcond_threshold<T>(d)), ws);
 }
 
 template <class T>
@@ -201,12 +256,12 @@ core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, con
         norm = std::max(norm, row);
     }
     T* factor = this->factor.data();
-    // Singular to working precision: the cutoff gelsd applies (rcond = eps d).
-    const T smallest_rcond = std::numeric_limits<T>::epsilon() * static_cast<T>(d);
+    // Singular to working precision (core/solve_rule.hpp): the cutoff gelsd applies.
+    const T smallest_rcond = static_cast<T>(core::singular_rcond_threshold<T>(d));
     if (d <= kSmallSystem) {
         if (small_cholesky(d, full, factor) &&
-            small_cholesky_rcond(d, factor, static_cast<double>(norm), ws.factor_inverse.data()) >
-                static_cast<double>(smallest_rcond)) {
+            core::regular_solve_allowed<T>(
+                small_cholesky_rcond(d, factor, static_cast<double>(norm), ws.factor_inverse.data()), d)) {
             std::copy(b, b + d, x);
             small_cholesky_solve(d, factor, x);
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
@@ -214,8 +269,13 @@ core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, con
     } else {
         std::copy(full, full + d * d, factor);
         if (blas::cholesky_factor(n, factor) == 0 &&
-            blas::cholesky_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()) >
-                smallest_rcond) {
+            regular_route_allowed<T>(
+                d,
+                [&] { return blas::cholesky_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()); },
+                [&] {
+                    return exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
+                                       [&](T* v) { blas::cholesky_solve(n, factor, v); });
+                })) {
             std::copy(b, b + d, x);
             blas::cholesky_solve(n, factor, x);
             if (core::all_finite(x, d)) return core::SolveRoute::cholesky;
@@ -223,7 +283,12 @@ core::SolveRoute SolveLadder<T>::solve_symmetric(std::int64_t d, const T* A, con
     }
     std::copy(full, full + d * d, factor);
     if (blas::lu_factor(n, factor, ws.pivots.data()) == 0 &&
-        blas::lu_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()) > smallest_rcond) {
+        regular_route_allowed<T>(
+            d, [&] { return blas::lu_rcond(n, factor, norm, ws.condition_work.data(), ws.condition_iwork.data()); },
+            [&] {
+                return exact_rcond(d, static_cast<double>(norm), ws.factor_inverse.data(),
+                                   [&](T* v) { blas::lu_solve(n, factor, ws.pivots.data(), v); });
+            })) {
         std::copy(b, b + d, x);
         blas::lu_solve(n, factor, ws.pivots.data(), x);
         if (core::all_finite(x, d)) return core::SolveRoute::lu;

@@ -94,7 +94,10 @@ inline void bind_core_types(nb::module_& m) {
         .def_ro("least_squares_solves", &core::UpdateDiagnostics::least_squares_solves)
         .def_prop_ro("solve_route",
                      [](const core::UpdateDiagnostics& d) { return std::string(core::solve_route_name(d.solve_route)); })
-        .def_prop_ro("used_least_squares_fallback", &core::UpdateDiagnostics::used_least_squares_fallback);
+        .def_prop_ro("used_least_squares_fallback", &core::UpdateDiagnostics::used_least_squares_fallback)
+        .def_prop_ro("stop_reason",
+                     [](const core::UpdateDiagnostics& d) { return std::string(core::stop_reason_name(d.stop_reason)); })
+        .def_ro("majorizer_steps", &core::UpdateDiagnostics::majorizer_steps);
 }
 
 }  // namespace rh::python

@@ -205,6 +205,7 @@ private:
         CudaUpdateDiagnostics diagnostics;
         diagnostics.iterations = result.iterations;
         diagnostics.converged = result.converged != 0;
+        diagnostics.stop_reason = static_cast<rh::core::StopReason>(result.stop_reason);
         diagnostics.objective = result.objective;
         diagnostics.lambda_value = result.lambda_value;
         diagnostics.bandwidth = result.bandwidth;

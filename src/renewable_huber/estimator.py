@@ -20,7 +20,7 @@ from .config import (
     json_safe_params,
     validate_params,
 )
-from .core.diagnostics import UpdateDiagnostics
+from .core.diagnostics import UpdateDiagnostics, convergence_message
 from .exceptions import ConvergenceWarning, NotFittedError, ValidationError
 from .state import RenewableHuberState
 from .validation import (
@@ -299,8 +299,8 @@ class RenewableHuberRegressor:
         )
         if not diagnostics.converged:
             warnings.warn(
-                f"{type(self).__name__} did not converge on batch {next_state.batch_count} "
-                f"after {diagnostics.iterations} iterations; increase max_iter or tol",
+                convergence_message(type(self).__name__, next_state.batch_count, diagnostics, config.penalty,
+                                    config.max_iter),
                 ConvergenceWarning,
                 stacklevel=3,
             )

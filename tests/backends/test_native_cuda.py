@@ -42,10 +42,10 @@ def test_module_versions_match_the_package():
 def test_module_of_another_version_or_abi_is_refused():
     import types
 
-    fake = types.SimpleNamespace(__version__="0.0.0", ABI_VERSION=1, library_abi_version=lambda: 1 << 16)
+    fake = types.SimpleNamespace(__version__="0.0.0", ABI_VERSION=adapter.SUPPORTED_ABI_VERSION, library_abi_version=lambda: 1 << 16)
     with pytest.raises(BackendUnavailableError, match="versions must be identical"):
         adapter.check_module_compatible(fake)
-    fake = types.SimpleNamespace(__version__=adapter.__version__, ABI_VERSION=1, library_abi_version=lambda: 2 << 16)
+    fake = types.SimpleNamespace(__version__=adapter.__version__, ABI_VERSION=adapter.SUPPORTED_ABI_VERSION, library_abi_version=lambda: 2 << 16)
     with pytest.raises(BackendUnavailableError, match="C ABI 2.0"):
         adapter.check_module_compatible(fake)
 

@@ -10,6 +10,8 @@ from renewable_huber.core import NumpyOps, renewable_update
 from renewable_huber.core.lamm import lamm, soft_threshold
 from renewable_huber.core.newton import damped_newton
 from renewable_huber.core.objective import SurrogateObjective
+from renewable_huber.core.solve_ladder import solve_with_fallback
+from renewable_huber.core.solver_rules import regular_solve_allowed, singular_rcond_threshold
 from renewable_huber.state import RenewableHuberState
 
 OPS = NumpyOps("float64")
@@ -33,30 +35,70 @@ def config(**changes):
     return SolverConfig(**base)
 
 
-# ---------------------------------------------------------------- solve_with_fallback
+# ---------------------------------------------------------------- the solve ladder
+
+
+def solve(a, b, ops=OPS):
+    return solve_with_fallback(ops, np.asarray(a, dtype=ops.dtype), np.asarray(b, dtype=ops.dtype))
 
 
 def test_regular_solve():
     a = np.array([[4.0, 1.0], [1.0, 3.0]])
     b = np.array([1.0, 2.0])
-    x, fell_back = OPS.solve_with_fallback(a, b)
-    assert fell_back is False
+    x, route = solve(a, b)
+    assert route == "lu"
     np.testing.assert_allclose(a @ x, b, rtol=1e-14)
+    assert np.array_equal(x, np.linalg.solve(a, b))  # the regular route is numpy.linalg.solve's bits
 
 
 def test_singular_system_uses_the_minimum_norm_least_squares_solution():
-    a = np.array([[1.0, 1.0], [1.0, 1.0]])
-    x, fell_back = OPS.solve_with_fallback(a, np.array([2.0, 2.0]))
-    assert fell_back is True
+    x, route = solve([[1.0, 1.0], [1.0, 1.0]], [2.0, 2.0])
+    assert route == "least_squares"
     np.testing.assert_allclose(x, [1.0, 1.0], rtol=1e-12)  # the minimum-norm point of x0 + x1 = 2
-    zero, fell_back = OPS.solve_with_fallback(np.zeros((3, 3)), np.ones(3))
-    assert fell_back is True and np.array_equal(zero, np.zeros(3))
+    zero, route = solve(np.zeros((3, 3)), np.ones(3))
+    assert route == "least_squares" and np.array_equal(zero, np.zeros(3))
+
+
+def test_systems_singular_to_working_precision_take_the_least_squares_route():
+    """np.linalg.solve does not raise on diag(1, 1e-17) (no exact zero pivot),
+    but its reciprocal condition number is below eps * d: least squares,
+    which drops the direction. Just above the threshold: LU."""
+    x, route = solve(np.diag([1.0, 1e-17]), [1.0, 1.0])
+    assert route == "least_squares" and x[1] == 0.0
+    x, route = solve(np.diag([1.0, 1e-14]), [1.0, 1.0])
+    assert route == "lu" and x[1] == pytest.approx(1e14)
+    ops32 = NumpyOps("float32")
+    assert solve(np.diag([1.0, 1e-7]), [1.0, 1.0], ops32)[1] == "least_squares"  # 1e-7 < 2 eps32
+    assert solve(np.diag([1.0, 1e-5]), [1.0, 1.0], ops32)[1] == "lu"
+
+
+def test_the_rule_is_the_contracts_threshold():
+    assert singular_rcond_threshold(10, "float64") == 10 * np.finfo(np.float64).eps
+    assert singular_rcond_threshold(3, "float32") == 3 * float(np.finfo(np.float32).eps)
+    assert regular_solve_allowed(1e-14, 10, "float64") and not regular_solve_allowed(2e-15, 10, "float64")
+    assert not regular_solve_allowed(float("nan"), 10, "float64")
+    assert OPS.reciprocal_condition(np.zeros((2, 2))) == 0.0
+    assert OPS.reciprocal_condition(np.diag([2.0, 4.0])) == pytest.approx(0.5)
+
+
+class _NonFiniteSolve(NumpyOps):
+    """A well-conditioned matrix whose regular solve returns NaN."""
+
+    @staticmethod
+    def solve(a, b):
+        return np.full_like(b, np.nan)
+
+
+def test_a_non_finite_regular_solution_falls_back_to_least_squares():
+    x, route = solve(np.eye(2) * 2, [1.0, 1.0], _NonFiniteSolve("float64"))
+    assert route == "least_squares"
+    np.testing.assert_allclose(x, [0.5, 0.5])
 
 
 def test_float32_solve_stays_float32():
     ops = NumpyOps("float32")
-    x, _ = ops.solve_with_fallback(np.eye(3, dtype=np.float32) * 2, np.ones(3, dtype=np.float32))
-    y, _ = ops.solve_with_fallback(np.ones((3, 3), dtype=np.float32), np.ones(3, dtype=np.float32))
+    x, _ = solve(np.eye(3) * 2, np.ones(3), ops)
+    y, _ = solve(np.ones((3, 3)), np.ones(3), ops)
     assert x.dtype == np.float32 and y.dtype == np.float32
 
 
@@ -99,7 +141,7 @@ def test_newton_max_iter_one_is_not_converged(rng):
     X = rng.normal(size=(30, 2))
     y = X @ [3.0, 1.0] + rng.standard_t(2, size=30)
     result = damped_newton(first_batch_objective(X, y), max_iter=1, tol=1e-6)
-    assert result.iterations == 1 and result.converged is False
+    assert result.iterations == 1 and result.converged is False and result.stop_reason == "max_iter"
 
 
 # ---------------------------------------------------------------- LAMM
@@ -130,7 +172,7 @@ def test_lamm_max_iter_one_is_not_converged(rng):
     X = rng.normal(size=(30, 2))
     y = X @ [3.0, 1.0] + 1.0
     result = lamm(first_batch_objective(X, y), np.r_[1.0, 1.0, 0.0], 0.01, max_iter=1, tol=1e-6)
-    assert result.iterations == 1 and result.converged is False
+    assert result.iterations == 1 and result.converged is False and result.stop_reason == "max_iter"
 
 
 # ---------------------------------------------------------------- the update entry point

@@ -17,7 +17,7 @@ void FastBuffers<T>::reserve(BufferGrowth& growth, std::int64_t rows, std::int64
         growth.grow(*buffer, rows);
     growth.grow(pair_change, 2 * d);
     for (auto* buffer : {&shift, &scratch}) growth.grow(*buffer, d);
-    for (auto* buffer : {&gram, &newton_matrix}) growth.grow(*buffer, d * d);
+    for (auto* buffer : {&gram, &newton_matrix, &majorizer}) growth.grow(*buffer, d * d);
     if (threads > 1) {
         growth.grow(partial_products, (threads - 1) * d);
         growth.grow(partial_grams, (threads - 1) * d * d);

@@ -29,6 +29,7 @@ struct FastBuffers {
     std::vector<T> pair_change;             // 2 d: the pair's second change and candidate
     std::vector<T> shift, scratch;          // D = theta - theta_prev and J D
     std::vector<T> gram, newton_matrix;     // upper triangles
+    std::vector<T> majorizer;               // upper triangle of M (amendment 0002)
     // Per thread: X' s of a pass's part (threads x p), the partial sums of a
     // split X' s and of a split Gram (per extra thread), and the narrow Gram
     // kernel's scratch.

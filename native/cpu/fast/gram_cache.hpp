@@ -69,7 +69,13 @@ public:
     // Full recompute: every row with c > 0, scaled by sqrt(c). Part k
     // accumulates its rows into its own Gram (part 0's is ws.gram); the
     // parts' upper triangles are added in part order.
-    void recompute(const T* c) {
+    void recompute(const T* c) { weighted_gram_into(c, C_.ws.gram.data()); }
+
+    // The upper triangle of Z' diag(c) Z into `target` (d x d), computed as
+    // a full recompute is, without touching the cached Gram or its weights
+    // (the majorizer's Gram, amendment 0002). Uses the shared scratch
+    // (gathered rows, the other parts' Grams).
+    void weighted_gram_into(const T* c, T* target_gram) {
         FastBuffers<T>& ws = C_.ws;
         const std::int64_t n = P_.rows, d = P_.d;
         const int parts = C_.runner.parts_for(n * d * d, kParallelGramFlops);
@@ -77,7 +83,7 @@ public:
         const std::int64_t block_rows = std::max<std::int64_t>(
             64, kGramBlockBytes / static_cast<std::int64_t>(sizeof(T) * d) & ~std::int64_t{15});
         for_each_part(C_.runner, parts, n, [&](int part, RowRange rows) {
-            T* target = part_gram(part);
+            T* target = part_gram(part, target_gram);
             if (P_.features <= narrow_gram_max_features<T>) {  // in place, no gather
                 zero_upper(target);
                 narrow_gram_accumulate(rows.size(), P_.features, P_.intercept, P_.X + rows.begin * P_.features,
@@ -99,7 +105,7 @@ public:
             }
             if (first) zero_upper(target);  // no weighted row in this part
         });
-        add_partial_grams(parts);
+        add_partial_grams(parts, target_gram);
     }
 
 private:
@@ -109,9 +115,10 @@ private:
         for (std::int64_t i = 0; i < d; ++i) std::fill(G + i * d + i, G + (i + 1) * d, T(0));
     }
 
-    T* part_gram(int part) const {
+    // Part k's Gram: `first` for part 0, the scratch Grams for the others.
+    T* part_gram(int part, T* first) const {
         const std::int64_t d = P_.d;
-        return part == 0 ? C_.ws.gram.data() : C_.ws.partial_grams.data() + (part - 1) * d * d;
+        return part == 0 ? first : C_.ws.partial_grams.data() + (part - 1) * d * d;
     }
 
     T* gram_scratch(int part) const { return C_.ws.gram_scratch.data() + part * narrow_gram_scratch_size(P_.d); }
@@ -126,7 +133,7 @@ private:
         const int parts = C_.row_parts(P_);
         for_each_part(C_.runner, parts, P_.rows, [&](int part, RowRange rows) {
             T* region = ws.gathered_rows.data() + rows.begin * d;
-            T* target = part_gram(part);
+            T* target = part_gram(part, ws.gram.data());
             if (part > 0) zero_upper(target);
             const std::int64_t m = rows.size();
             std::int64_t rising = 0, falling = 0;
@@ -147,15 +154,14 @@ private:
                 blas::gram_upper_accumulate(static_cast<blas::index_t>(falling), dd, region + (m - falling) * d,
                                             T(-1), target);
         });
-        add_partial_grams(parts);
+        add_partial_grams(parts, ws.gram.data());
     }
 
-    // ws.gram's upper triangle += the other parts' (part order).
-    void add_partial_grams(int parts) {
+    // G's upper triangle += the other parts' (part order).
+    void add_partial_grams(int parts, T* G) {
         const std::int64_t d = P_.d;
-        T* G = C_.ws.gram.data();
         for (int k = 1; k < parts; ++k) {
-            const T* other = part_gram(k);
+            const T* other = part_gram(k, G);
             for (std::int64_t i = 0; i < d; ++i)
                 for (std::int64_t j = i; j < d; ++j) G[i * d + j] += other[i * d + j];
         }

@@ -59,6 +59,28 @@ public:
         return objective_value(P, C, theta, r);
     }
 
+    // A point the driver jumps to (amendment 0002's extrapolated point, or
+    // back after a restart), `change` from the current point: evaluated as
+    // an accepted trial is (a pass from the current residual, or from the
+    // model's anchor while a local model serves), so its f and the trials
+    // that follow it round alike. No local model or pending pair carries over.
+    double move_to(const T* theta, const T* change) {
+        FastBuffers<T>& ws = C.ws;
+        pair_requested_ = pair_ready_ = false;
+        const bool from_anchor = local_.active();
+        local_.deactivate();
+        const TrialSums sums =
+            from_anchor ? fused_trial(P, C, local_.change_from_anchor(theta), ws.anchor_residual.data(),
+                                      ws.candidate_residual.data())
+                        : fused_trial(P, C, change, ws.residual.data(), ws.candidate_residual.data());
+        const double value = by_pass(sums, theta);
+        trial_products_ = true;
+        trial_local_ = false;
+        trial_step_ = 0.0;  // no model is built at a point the driver jumped to
+        accept();
+        return value;
+    }
+
     void gradient(const T* theta, T* g) {
         FastBuffers<T>& ws = C.ws;
         const T* r = ws.residual.data();

@@ -84,6 +84,27 @@ public:
         return route;
     }
 
+    // step = M^-1 g with the gradient direction() formed (amendment 0002).
+    // M's Gram Z' diag(w) Z is formed once per batch into its own buffer;
+    // the cached Gram of w kappa(r) is left as it was.
+    core::SolveRoute majorizer_direction(const T* theta, T* step) {
+        FastBuffers<T>& ws = C.ws;
+        if (!majorizer_ready_) {
+            gram_.weighted_gram_into(P.w, ws.majorizer.data());
+            newton_matrix(P, ws.majorizer.data(), ws.majorizer.data());  // entry by entry: in place
+            majorizer_ready_ = true;
+        }
+        const core::SolveRoute route = ladder_.solve_symmetric(P.d, ws.majorizer.data(), gradient_, step);
+        full_step_ = fused_step_product(P, C, step, ws.residual.data(), ws.design_step.data(),
+                                        ws.candidate_residual.data());
+        scores_current_ = false;
+        memory_ = MemoryAlongStep(P, C, theta, step);
+        theta_ = theta;
+        step_ = step;
+        batch_count_ = 0;
+        return route;
+    }
+
     double trial(double t, const T*, double) {
         double loss = 0.0;
         if (t == 1.0) {
@@ -159,6 +180,7 @@ private:
     // ws.weighted_score, ws.curvature and current_scores_ hold its scoring.
     bool products_current_ = false;
     bool scores_current_ = false;
+    bool majorizer_ready_ = false;  // ws.majorizer holds M
     ScoreSums current_scores_;
     StepSums full_step_;
     MemoryAlongStep memory_;

@@ -19,6 +19,8 @@ public:
         f_.residual(theta, ws_.residual.data());
         return f_.value(theta, ws_.residual.data());
     }
+    // The reference recomputes a point's residual as `y - Z @ theta`.
+    double move_to(const T* theta, const T*) { return start(theta); }
     void gradient(const T* theta, T* g) { f_.gradient(theta, ws_.residual.data(), g); }
     double dot(const T* a, const T* b) const {
         return static_cast<double>(blas::dot(static_cast<blas::index_t>(f_.d), a, b));

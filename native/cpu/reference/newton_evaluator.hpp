@@ -1,6 +1,7 @@
 // The reference-order evaluator for the damped-Newton driver
 // (core/newton_driver.hpp): NumPy's arithmetic, operation by operation
-// (surrogate_objective.hpp), the LU solve the reference runs.
+// (surrogate_objective.hpp), the solve ladder the reference runs, and the
+// majorizer's step when the line search is exhausted.
 //
 // Backtracking in O(n): the trial at t = 1 is evaluated exactly, which also
 // yields Z step = r(theta - step) - r(theta); a later trial's residual is
@@ -38,6 +39,17 @@ public:
         f_.newton_matrix(ws_.residual.data(), ws_.newton_matrix.data());
         cheap_ready_ = false;
         return ladder_.solve_general(f_.d, ws_.newton_matrix.data(), gradient_, step);
+    }
+
+    // step = M^-1 g with the gradient direction() formed; M (constant over
+    // the batch) formed on first use, as the reference forms it.
+    core::SolveRoute majorizer_direction(const T*, T* step) {
+        if (!majorizer_ready_) {
+            f_.majorizer_matrix(ws_.majorizer.data());
+            majorizer_ready_ = true;
+        }
+        cheap_ready_ = false;
+        return ladder_.solve_general(f_.d, ws_.majorizer.data(), gradient_, step);
     }
 
     double trial(double t, const T* candidate, double value) {
@@ -94,6 +106,7 @@ private:
     SolveLadder<T>& ladder_;
     T* gradient_;
     bool cheap_ready_ = false;
+    bool majorizer_ready_ = false;
     double band_ = 0.0;
 };
 

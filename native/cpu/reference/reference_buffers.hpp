@@ -20,13 +20,14 @@ struct ReferenceBuffers {
     StaggeredVector<T> weighted_score;      // w * score(r)
     std::vector<T> shift, scratch;          // d
     std::vector<T> gram, newton_matrix;     // d x d
+    std::vector<T> majorizer;               // d x d: M = (Z' diag(w) Z + J_prev) / N + ridge I
 
     void reserve(BufferGrowth& growth, std::int64_t rows, std::int64_t d, bool needs_design_copy) {
         if (needs_design_copy) growth.grow(design, rows * d);
         growth.grow(weighted_design, rows * d);
         for (auto* buffer : {&residual, &candidate_residual, &design_step, &weighted_score}) growth.grow(*buffer, rows);
         for (auto* buffer : {&shift, &scratch}) growth.grow(*buffer, d);
-        for (auto* buffer : {&gram, &newton_matrix}) growth.grow(*buffer, d * d);
+        for (auto* buffer : {&gram, &newton_matrix, &majorizer}) growth.grow(*buffer, d * d);
     }
 };
 

@@ -85,9 +85,32 @@ struct SurrogateObjective {
     // (randomized float64 differential tests missed rtol 1e-9 by up to 30x)
     // and the carried information matrix (a float32 LAMM corpus stream).
     void weighted_gram(const T* r, T* gram) const {
+        gram_with_weights([=, this](std::int64_t i) { return weights[i] * core::smoothed_curvature(r[i], tau, bandwidth); },
+                          gram);
+    }
+
+    // out = (gram(r) + J_prev) / N + ridge I.
+    void newton_matrix(const T* r, T* out) const {
+        T* gram = workspace->gram.data();
+        weighted_gram(r, gram);
+        scaled_with_ridge(gram, out);
+    }
+
+    // out = M = (Z' diag(w) Z + J_prev) / N + ridge I, the Newton matrix with
+    // curvature 1 on every row (amendment 0002; the reference's
+    // `weighted_gram(Z, w)` and the same scaling).
+    void majorizer_matrix(T* out) const {
+        T* gram = workspace->gram.data();
+        gram_with_weights([=, this](std::int64_t i) { return weights[i]; }, gram);
+        scaled_with_ridge(gram, out);
+    }
+
+private:
+    template <class RowWeight>
+    void gram_with_weights(RowWeight&& row_weight, T* gram) const {
         T* scaled = workspace->weighted_design.data();
         for (std::int64_t i = 0; i < rows; ++i) {
-            const T c = weights[i] * core::smoothed_curvature(r[i], tau, bandwidth);
+            const T c = row_weight(i);
             const T* z = design + i * d;
             T* out = scaled + i * d;
             for (std::int64_t j = 0; j < d; ++j) out[j] = z[j] * c;
@@ -96,10 +119,7 @@ struct SurrogateObjective {
                                    gram);
     }
 
-    // out = (gram(r) + J_prev) / N + ridge I.
-    void newton_matrix(const T* r, T* out) const {
-        T* gram = workspace->gram.data();
-        weighted_gram(r, gram);
+    void scaled_with_ridge(const T* gram, T* out) const {
         for (std::int64_t k = 0; k < d * d; ++k) out[k] = (gram[k] + information_prev[k]) / weight_sum;
         for (std::int64_t j = 0; j < d; ++j) out[j * d + j] += ridge;
     }

@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 0
+#define RH_CUDA_ABI_VERSION_MINOR 1
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -56,6 +56,11 @@ extern "C" {
 #define RH_CUDA_ROUTE_CHOLESKY 1
 #define RH_CUDA_ROUTE_LU 2
 #define RH_CUDA_ROUTE_LEAST_SQUARES 3
+/* why a solver stopped (the stop reasons of native/core/diagnostics.hpp; ABI 1.1) */
+#define RH_CUDA_STOP_CONVERGED 0
+#define RH_CUDA_STOP_MAX_ITER 1
+#define RH_CUDA_STOP_LINE_SEARCH_EXHAUSTED 2
+#define RH_CUDA_STOP_MAJORIZATION_EXHAUSTED 3
 
 /* Where a batch's arrays live. */
 #define RH_CUDA_MEMORY_HOST 0
@@ -162,7 +167,8 @@ typedef struct rh_cuda_diagnostics {
     int32_t least_squares_solves;
     int32_t host_syncs;        /* host synchronizations of this update */
     uint8_t converged;
-    uint8_t reserved[7];
+    uint8_t stop_reason;       /* RH_CUDA_STOP_* (ABI 1.1) */
+    uint8_t reserved[6];
 } rh_cuda_diagnostics;
 
 typedef struct rh_cuda_features {

@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "core/diagnostics.hpp"
 #include "core/status.hpp"
 #include "engine_internal.cuh"
 #include "rh_cuda.h"
@@ -28,6 +29,15 @@ static_assert(RH_CUDA_INTERNAL_ERROR == static_cast<int>(rh::core::Status::inter
 static_assert(RH_CUDA_OUT_OF_MEMORY == static_cast<int>(rh::core::Status::out_of_memory));
 static_assert(RH_CUDA_DEVICE_ERROR == static_cast<int>(rh::core::Status::device_error));
 static_assert(RH_CUDA_UNAVAILABLE == static_cast<int>(rh::core::Status::unavailable));
+// Routes and stop reasons cross the ABI as the core's enumerators.
+static_assert(RH_CUDA_ROUTE_NONE == static_cast<int>(rh::core::SolveRoute::none));
+static_assert(RH_CUDA_ROUTE_CHOLESKY == static_cast<int>(rh::core::SolveRoute::cholesky));
+static_assert(RH_CUDA_ROUTE_LU == static_cast<int>(rh::core::SolveRoute::lu));
+static_assert(RH_CUDA_ROUTE_LEAST_SQUARES == static_cast<int>(rh::core::SolveRoute::least_squares));
+static_assert(RH_CUDA_STOP_CONVERGED == static_cast<int>(rh::core::StopReason::converged));
+static_assert(RH_CUDA_STOP_MAX_ITER == static_cast<int>(rh::core::StopReason::max_iter));
+static_assert(RH_CUDA_STOP_LINE_SEARCH_EXHAUSTED == static_cast<int>(rh::core::StopReason::line_search_exhausted));
+static_assert(RH_CUDA_STOP_MAJORIZATION_EXHAUSTED == static_cast<int>(rh::core::StopReason::majorization_exhausted));
 
 std::mutex process_error_mutex;
 std::string process_error;

@@ -41,6 +41,7 @@ private:
     struct SolveOutcome {
         int iterations = 0;
         bool converged = false;
+        core::StopReason reason = core::StopReason::converged;
     };
     // The batch's surrogate terms (prepare in pipeline.cu).
     SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;

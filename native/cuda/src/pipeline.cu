@@ -123,10 +123,10 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::damped_newton(const StagedBa
             line_search();
         }
         diagnostics.record(route);
-        if (seen.converged) return {iteration, true};
-        if (!seen.accepted) return {iteration, false};
+        if (seen.converged) return {iteration, true, core::StopReason::converged};
+        if (!seen.accepted) return {iteration, false, core::StopReason::line_search_exhausted};
     }
-    return {config.max_iter, false};
+    return {config.max_iter, false, core::StopReason::max_iter};
 }
 
 template <class T>
@@ -158,10 +158,10 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& b
             used += count;
             accepted = seen.accepted != 0;
         }
-        if (!accepted) return {iteration, false};
-        if (seen.converged) return {iteration, true};
+        if (!accepted) return {iteration, false, core::StopReason::majorization_exhausted};
+        if (seen.converged) return {iteration, true, core::StopReason::converged};
     }
-    return {config.max_iter, false};
+    return {config.max_iter, false, core::StopReason::max_iter};
 }
 
 template <class T>
@@ -235,6 +235,7 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     out.bandwidth = h;
     out.iterations = outcome.iterations;
     out.converged = outcome.converged ? 1 : 0;
+    out.stop_reason = static_cast<uint8_t>(outcome.reason);
     out.solve_route = static_cast<int32_t>(diagnostics.solve_route);
     out.cholesky_solves = diagnostics.cholesky_solves;
     out.lu_solves = diagnostics.lu_solves;

@@ -1,10 +1,12 @@
 // Compiled by nvcc as a CTest (no GPU needed): the contract's host/device
 // functions (core/huber.hpp, core/soft_threshold.hpp, core/solver_rules.hpp,
-// core/surrogate_terms.hpp) are callable from a CUDA kernel.
+// core/surrogate_terms.hpp, core/solve_rule.hpp: amendment 0002's rules
+// too) are callable from a CUDA kernel.
 #include <cstdint>
 
 #include "core/huber.hpp"
 #include "core/soft_threshold.hpp"
+#include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
 #include "core/surrogate_terms.hpp"
 
@@ -18,6 +20,12 @@ __global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* 
                    rh::core::smoothed_curvature_fast(r[i], tau, h, T(1) / (T(2) * h));
     shrunk[i] = rh::core::soft_threshold(r[i], tau) * rh::core::history_direction_entry(r[i], T(1));
     if (rh::core::step_converged(1.0, 2.0, 1e-6) || rh::core::plain_decrease(1.0, 2.0)) shrunk[i] += T(0);
+    // amendment 0002: the solve rule, the majorization test with a slack, LAMM's stall test and momentum
+    const double rcond = rh::core::reciprocal_condition(2.0, 3.0);
+    const double slack = rh::core::rounding_slack(1.0, rh::core::machine_epsilon<T>());
+    if (rh::core::regular_solve_allowed<T>(rcond, 3) && rh::core::majorization_holds(1.0, 2.0, slack) &&
+        rh::core::lamm_stalled(30, 1e-3, 2e-3, 1.0, 1.0, 1e-6) && rh::core::momentum_next(1.0) > 1.0)
+        shrunk[i] += T(0);
 }
 
 template __global__ void huber_terms<float>(std::int64_t, const float*, float, float, float*, float*, float*, float*);

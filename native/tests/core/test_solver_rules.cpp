@@ -1,9 +1,13 @@
-// The solvers' decisions (core/solver_rules.hpp, core/soft_threshold.hpp).
+// The solvers' decisions (core/solver_rules.hpp, core/solve_rule.hpp,
+// core/soft_threshold.hpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/soft_threshold.hpp"
+#include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
 
 using namespace rh::core;
@@ -20,6 +24,59 @@ TEST(SolverRules, PlainDecreaseAcceptsEqualValues) {
     EXPECT_TRUE(plain_decrease(1.0, 1.0));
     EXPECT_TRUE(plain_decrease(0.5, 1.0));
     EXPECT_FALSE(plain_decrease(1.0 + 1e-16 * 4, 1.0));
+}
+
+TEST(SolverRules, ANonFiniteObjectiveIsNeverADecreaseNorMajorized) {
+    const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+    EXPECT_FALSE(plain_decrease(nan, 1.0));
+    EXPECT_FALSE(plain_decrease(-inf, 1.0));
+    EXPECT_FALSE(plain_decrease(inf, inf));
+    EXPECT_FALSE(majorization_holds(nan, 1.0));
+    EXPECT_FALSE(majorization_holds(-inf, 1.0));
+    EXPECT_TRUE(finite_value(-1e308) && !finite_value(inf) && !finite_value(nan));
+}
+
+TEST(SolveRule, RegularOnlyAboveEpsTimesD) {
+    EXPECT_EQ(singular_rcond_threshold<double>(10), 10 * 2.220446049250313e-16);
+    EXPECT_EQ(singular_rcond_threshold<float>(3), 3 * 1.1920928955078125e-07);
+    EXPECT_TRUE(regular_solve_allowed<double>(1e-14, 10));
+    EXPECT_FALSE(regular_solve_allowed<double>(2e-15, 10));
+    EXPECT_FALSE(regular_solve_allowed<double>(std::nan(""), 10));
+    EXPECT_FALSE(regular_solve_allowed<float>(1e-7, 2));
+    EXPECT_EQ(reciprocal_condition(2.0, 4.0), 0.125);
+    EXPECT_EQ(reciprocal_condition(0.0, 4.0), 0.0);
+    EXPECT_EQ(reciprocal_condition(2.0, std::numeric_limits<double>::infinity()), 0.0);
+}
+
+TEST(SolveRule, AnEstimateDecidesOnlyFarFromTheThreshold) {
+    // The estimate bounds the exact rcond from above: at or below eps d it
+    // is singular; beyond 1000 eps d regular; in between the exact value decides.
+    const double threshold = singular_rcond_threshold<double>(4);
+    EXPECT_EQ(classify_rcond_estimate<double>(threshold, 4), RcondEstimate::singular);
+    EXPECT_EQ(classify_rcond_estimate<double>(std::nan(""), 4), RcondEstimate::singular);
+    EXPECT_EQ(classify_rcond_estimate<double>(2 * threshold, 4), RcondEstimate::borderline);
+    EXPECT_EQ(classify_rcond_estimate<double>(kEstimateMargin * threshold, 4), RcondEstimate::borderline);
+    EXPECT_EQ(classify_rcond_estimate<double>(2 * kEstimateMargin * threshold, 4), RcondEstimate::regular);
+}
+
+TEST(SolverRules, LammStallTest) {
+    // Never before kPlainLammIterations.
+    EXPECT_FALSE(lamm_stalled(kPlainLammIterations - 1, 1.0, 1.0, 1.0, 1.0, 1e-6));
+    // Resolved steps: a stall when the step did not halve over the window.
+    EXPECT_TRUE(lamm_stalled(30, 1e-2, 1.5e-2, 1.0, 1.0, 1e-6));
+    EXPECT_FALSE(lamm_stalled(30, 1e-2, 3e-2, 1.0, 1.0, 1e-6));
+    // At the v1 slack's resolution (margin 0.5e-12 < 100 slacks): taken over
+    // only when sqrt(2 slack / phi) is within 16x of tol (1 + ||theta||).
+    EXPECT_TRUE(lamm_stalled(30, 1e-6, 1e-6, 1.0, 0.5, 1e-6));    // 1.4e-6 vs 1.5e-6
+    EXPECT_FALSE(lamm_stalled(30, 1e-6, 1e-6, 0.5, 1.5, 1e-8));   // 2e-6 vs 2.5e-8: the external l1 case
+    EXPECT_TRUE(lamm_stalled(30, 1e-6, 1e-6, 0.5, 1.5, 1e-7));    // 2e-6 vs 16 * 2.5e-7
+}
+
+TEST(SolverRules, AcceleratedPhaseSlackAndMomentum) {
+    EXPECT_EQ(rounding_slack(1.0, 2.220446049250313e-16), 16 * 2.220446049250313e-16);
+    EXPECT_EQ(rounding_slack(1e6, 2.220446049250313e-16), kMajorizationSlack);  // never looser than v1
+    EXPECT_EQ(rounding_slack(1.0, 1.1920928955078125e-07), kMajorizationSlack);
+    EXPECT_EQ(momentum_next(1.0), 0.5 * (1.0 + std::sqrt(5.0)));
 }
 
 TEST(SolverRules, ConvergenceIsRelativeToTheNewPoint) {

@@ -71,6 +71,41 @@ TYPED_TEST(GramCacheTest, IncrementalUpdatesEqualAFullRecomputeWithinRounding) {
     }
 }
 
+// The majorizer's Gram (amendment 0002) goes to its own buffer: the cached
+// Gram and the weights it represents are left exactly as they were, and the
+// next incremental update is still right. Narrow (12) and wide (80) rows.
+TYPED_TEST(GramCacheTest, AGramIntoAnotherBufferLeavesTheCacheIntact) {
+    using T = TypeParam;
+    const double tolerance = std::is_same_v<T, double> ? 1e-13 : 2e-5;
+    for (std::int64_t p : {12, 80})
+        for (int threads : {1, 3}) {
+            FastFixture<T> f(3000, p, threads);
+            cpu::GramCounters counters;
+            cpu::fast::GramCache<T> gram(f.problem, f.context);
+            std::vector<T> c(f.n), weights(f.n);
+            for (std::int64_t i = 0; i < f.n; ++i) {
+                c[i] = i % 5 == 0 ? T(0) : T(1);
+                weights[i] = T(0.5) + T(i % 3);
+            }
+            std::copy(c.begin(), c.end(), f.ws.curvature.begin());
+            gram.refresh({0.0, f.n, f.n}, counters);
+            const std::vector<T> cached = f.ws.gram, cached_weights(f.ws.gram_curvature.begin(),
+                                                                    f.ws.gram_curvature.begin() + f.n);
+            std::vector<T> other(f.d * f.d, T(-7));
+            gram.weighted_gram_into(weights.data(), other.data());
+            EXPECT_LT(max_relative_upper_error(other, f.exact_gram(weights), f.d), tolerance) << "p " << p;
+            EXPECT_EQ(f.ws.gram, cached);
+            EXPECT_TRUE(std::equal(cached_weights.begin(), cached_weights.end(), f.ws.gram_curvature.begin()));
+            // The cache keeps working incrementally from its own weights.
+            c[1] = T(0);
+            c[2] = T(0.5);
+            std::copy(c.begin(), c.end(), f.ws.curvature.begin());
+            gram.refresh({0.0, 2, f.n}, counters);
+            EXPECT_EQ(counters.incremental_updates, 1);
+            EXPECT_LT(max_relative_upper_error(f.ws.gram, f.exact_gram(c), f.d), tolerance) << "p " << p;
+        }
+}
+
 // The narrow kernels' buffers exist only where those kernels run: the Gram
 // scratch grows as d^2 per thread and the panels as a copy of the batch.
 TEST(FastBuffers, NarrowBuffersOnlyForNarrowDesigns) {

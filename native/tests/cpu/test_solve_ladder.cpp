@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/status.hpp"
 #include "cpu/solve_ladder.hpp"
 
 using rh::core::SolveRoute;
@@ -59,6 +60,34 @@ TEST(SolveLadder, SingularSystemGetsTheMinimumNormLeastSquaresSolution) {
     EXPECT_EQ(ladder.solve(2, A, b, x), SolveRoute::least_squares);
     EXPECT_NEAR(x[0], 1, 1e-12);
     EXPECT_NEAR(x[1], 1, 1e-12);
+}
+
+TEST(SolveLadder, NearlySingularSystemsTakeTheLeastSquaresRouteLikeTheReference) {
+    // LU succeeds (no zero pivot) on diag(1, 1e-17), but its reciprocal
+    // condition number 1e-17 is below eps * d: the reference ladder, like
+    // NumPy's reference, now takes the minimum-norm route and drops the
+    // direction; just above the threshold it solves regularly.
+    Ladder ladder(2);
+    std::vector<double> A{1, 0, 0, 1e-17}, b{1, 1}, x;
+    EXPECT_EQ(ladder.solve(2, A, b, x, false), SolveRoute::least_squares);
+    EXPECT_NEAR(x[0], 1.0, 1e-15);
+    EXPECT_EQ(x[1], 0.0);
+    A[3] = 1e-14;  // rcond 1e-14 > 2 eps
+    EXPECT_EQ(ladder.solve(2, A, b, x, false), SolveRoute::lu);
+    EXPECT_NEAR(x[1], 1e14, 1.0);
+    // Also when the matrix is not symmetric: the rcond comes from the LU factors.
+    std::vector<double> B{1, 1, 1, 1 + 1e-17}, y;
+    EXPECT_EQ(ladder.solve(2, B, b, y, false), SolveRoute::least_squares);
+}
+
+TEST(SolveLadder, ANonFiniteSolutionIsNeverReturned) {
+    // Well conditioned (rcond 1) but the solution overflows: the regular
+    // route is refused, and least squares cannot do better: an engine error,
+    // never infinite coefficients.
+    Ladder ladder(2);
+    std::vector<double> A{1e-300, 0, 0, 1e-300}, b{1e10, 1e10}, x;
+    EXPECT_THROW(ladder.solve(2, A, b, x, false), rh::core::EngineError);
+    EXPECT_THROW(ladder.solve(2, A, b, x, true), rh::core::EngineError);
 }
 
 TEST(SolveLadder, ZeroMatrixGivesZeroStep) {

@@ -25,7 +25,7 @@ from .base import BackendCapabilities, HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 1
+SUPPORTED_ABI_VERSION = 2
 
 try:
     import _renewable_huber_native_cpu as _native
@@ -228,6 +228,7 @@ class NativeCpuBackend(HostStateBackend):
             bandwidth=float(native_diagnostics.bandwidth),
             used_regularized_fallback=bool(native_diagnostics.used_least_squares_fallback),
             solve_route=str(native_diagnostics.solve_route),
+            stop_reason=str(native_diagnostics.stop_reason),
         )
         return next_state, diagnostics
 

@@ -29,7 +29,7 @@ from .base import BackendCapabilities
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 1
+SUPPORTED_ABI_VERSION = 2
 #: the CUDA C ABI's major version this adapter was written for (rh_cuda.h)
 SUPPORTED_CUDA_ABI_MAJOR = 1
 
@@ -278,6 +278,7 @@ class NativeCudaBackend:
             bandwidth=float(native.bandwidth),
             used_regularized_fallback=bool(native.used_least_squares_fallback),
             solve_route=str(native.solve_route),
+            stop_reason=str(native.stop_reason),
         )
         return next_state, diagnostics
 

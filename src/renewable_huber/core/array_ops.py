@@ -8,9 +8,11 @@ its own ops instead of a second copy of the algorithm.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Optional, Protocol
 
 import numpy as np
+
+from .solver_rules import singular_rcond_threshold
 
 Array = Any
 
@@ -19,6 +21,7 @@ class ArrayOps(Protocol):
     """Operations the reference update needs; every array is of one dtype."""
 
     dtype: Any
+    dtype_name: str  # "float64" or "float32"
 
     def asarray(self, value: Any) -> Array: ...
     def zeros(self, shape: tuple[int, ...]) -> Array: ...
@@ -32,10 +35,15 @@ class ArrayOps(Protocol):
     def dot(self, a: Array, b: Array) -> Array: ...
     def norm(self, x: Array) -> float: ...
     def to_float(self, x: Array) -> float: ...
+    def to_list(self, x: Array) -> list: ...
     def add_to_diagonal(self, a: Array, value: Array) -> Array: ...
     def concatenate_columns(self, a: Array, b: Array) -> Array: ...
     def set_leading(self, x: Array, count: int, value: float) -> Array: ...
-    def solve_with_fallback(self, a: Array, b: Array) -> tuple[Array, bool]: ...
+    def all_finite(self, x: Array) -> bool: ...
+    # The solve ladder's pieces (solve_ladder.py takes the decisions):
+    def reciprocal_condition(self, a: Array) -> float: ...
+    def solve(self, a: Array, b: Array) -> Optional[Array]: ...
+    def least_squares(self, a: Array, b: Array) -> Array: ...
 
 
 class NumpyOps:
@@ -43,6 +51,7 @@ class NumpyOps:
 
     def __init__(self, dtype: Any) -> None:
         self.dtype = np.dtype(dtype)
+        self.dtype_name = self.dtype.name
 
     def asarray(self, value: Any) -> np.ndarray:
         return np.asarray(value, dtype=self.dtype)
@@ -70,6 +79,10 @@ class NumpyOps:
         return float(x)
 
     @staticmethod
+    def to_list(x: np.ndarray) -> list:
+        return x.tolist()
+
+    @staticmethod
     def add_to_diagonal(a: np.ndarray, value: Any) -> np.ndarray:
         out = a.copy()
         out[np.diag_indices_from(out)] += value
@@ -86,19 +99,38 @@ class NumpyOps:
         return out
 
     @staticmethod
-    def solve_with_fallback(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
-        """Solve ``a x = b``; returns ``(x, used_least_squares_fallback)``.
+    def all_finite(x: np.ndarray) -> bool:
+        return bool(np.all(np.isfinite(x)))
 
-        A regular LU solve with partial pivoting first; when ``a`` is singular
-        (LAPACK reports an exactly zero pivot) or the result is not finite, the
-        minimum-norm least-squares solution from the SVD.
-        """
+    @staticmethod
+    def reciprocal_condition(a: np.ndarray) -> float:
+        """The exact 1-norm reciprocal condition number 1 / (||a||_1 ||a^-1||_1)
+        in the model dtype; 0.0 when LAPACK reports an exactly zero pivot or
+        the inverse (or a norm) is not finite, which is what a singular
+        matrix produces, not a failure."""
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                inverse = np.linalg.inv(a)
+                product = float(np.linalg.norm(a, 1)) * float(np.linalg.norm(inverse, 1))
+        except np.linalg.LinAlgError:
+            return 0.0
+        if not (np.isfinite(product) and product > 0.0):
+            return 0.0
+        return 1.0 / product
+
+    @staticmethod
+    def solve(a: np.ndarray, b: np.ndarray) -> Optional[np.ndarray]:
+        """LU with partial pivoting (LAPACK gesv); None on an exactly zero pivot."""
         try:
             with np.errstate(all="ignore"):
-                x = np.linalg.solve(a, b)
-            if np.all(np.isfinite(x)):
-                return x, False
+                return np.linalg.solve(a, b)
         except np.linalg.LinAlgError:
-            pass
-        x = np.linalg.lstsq(a, b, rcond=None)[0]
-        return x.astype(a.dtype, copy=False), True
+            return None
+
+    def least_squares(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The minimum-norm least-squares solution (SVD, gelsd), singular
+        values below eps * d of the largest treated as zero, eps of the model
+        dtype (numpy's rcond=None would take float64's for a float32 matrix,
+        which it solves in float64)."""
+        rcond = singular_rcond_threshold(a.shape[0], self.dtype_name)
+        return np.linalg.lstsq(a, b, rcond=rcond)[0].astype(a.dtype, copy=False)

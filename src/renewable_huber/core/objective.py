@@ -3,6 +3,7 @@
     f(theta) = ( sum_i w_i loss(r_i) + 0.5 D' J_prev D ) / N  -  c * D' s
     grad f   = ( -Z' (w * score(r)) + J_prev D ) / N          -  c * s
     H        = ( Z' diag(w * kappa(r)) Z + J_prev ) / N  +  ridge * I
+    M        = ( Z' diag(w) Z + J_prev ) / N  +  ridge * I      (the majorizer)
 
 with r = y - Z theta, D = theta - theta_prev, s = sign(theta_prev) * mask and
 c = (Wprev / N) * previous_lambda when the historical subgradient applies
@@ -11,7 +12,8 @@ c = (Wprev / N) * previous_lambda when the historical subgradient applies
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from .array_ops import Array, ArrayOps
 from .huber import huber_loss, huber_score, smoothed_curvature
@@ -37,6 +39,7 @@ class SurrogateObjective:
     tau: Array
     bandwidth: Array
     ridge: Array
+    _majorizer: Optional[Any] = field(default=None, init=False, repr=False)
 
     def residual(self, theta: Array) -> Array:
         return self.response - self.design @ theta
@@ -66,3 +69,15 @@ class SurrogateObjective:
         curvature = self.weights * smoothed_curvature(ops, residual, self.tau, self.bandwidth)
         scaled = (weighted_gram(ops, self.design, curvature) + self.information_prev) / self.weight_sum
         return ops.add_to_diagonal(scaled, self.ridge)
+
+    def majorizer_matrix(self) -> Array:
+        """M: the Newton matrix with curvature 1 on every row (amendment 0002).
+
+        Since loss'' <= 1, f(theta + s) <= f(theta) + g's + s' (M - ridge I) s / 2
+        for every s, so -M^-1 g decreases f. M does not depend on theta: it is
+        formed once per batch, in the Newton matrix's operation order.
+        """
+        if self._majorizer is None:
+            scaled = (weighted_gram(self.ops, self.design, self.weights) + self.information_prev) / self.weight_sum
+            self._majorizer = self.ops.add_to_diagonal(scaled, self.ridge)
+        return self._majorizer

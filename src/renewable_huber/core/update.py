@@ -98,5 +98,6 @@ def renewable_update(
         bandwidth=h,
         used_regularized_fallback=result.used_fallback,
         solve_route="none" if config.penalty == "l1" else ("least_squares" if result.used_fallback else "lu"),
+        stop_reason=result.stop_reason,
     )
     return next_state, diagnostics

@@ -1,0 +1,103 @@
+"""Randomized stress test of amendment 0002 (issue 12): a few hundred small
+heavy-tailed streams (tests/stress_streams.py: 2..40 features, batches of a
+few dozen to a few hundred rows, t noise, 5% gross outliers, frequency
+weights, tau 0.6..2.5, ridge 0 / 1e-8 / 1e-4, both penalties, both dtypes).
+
+On every batch, from the same state:
+* every engine converges (a minimizer exists on every batch: the Huber loss
+  is coercive on the identified directions and flat on the others);
+* no RuntimeWarning (overflow, invalid value) comes from the library;
+* the engines agree: objectives, and predictions on the batch's weighted
+  rows (identified even where the design is rank-deficient and coefficients
+  are not);
+* the objective is never worse than the v1 solvers' (tests/v1_reference.py)
+  beyond the rounding of a step-size stop.
+
+The budgets are generous (max_iter 1000 for Newton, 3000 for LAMM, as the
+issue's L1 streams had): the test is about stopping for a good reason, not
+about speed; scripts/stress_robust_solver.py reports the default-budget numbers.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from renewable_huber.backends import availability
+from renewable_huber.backends.numpy_backend import NumpyBackend
+from renewable_huber.config import SolverConfig
+from renewable_huber.state import RenewableHuberState
+from stress_streams import stress_streams
+from v1_reference import v1_solvers
+
+STREAMS = 300
+ENGINES = ["numpy", "native_cpu"]
+#: |F_a - F_b| <= rtol max(|F|) + atol, and predictions within band * (1 + max |prediction|)
+OBJECTIVE_TOLERANCE = {"float64": (1e-9, 1e-10), "float32": (1e-4, 1e-5)}
+#: float64: the fast path's noise floor (docs/numerical-contract-notes.md); float32: the
+#: noise-level stops of LAMM and Newton (the project corpus's float32 L1 band)
+PREDICTION_BAND = {("none", "float64"): 1e-6, ("l1", "float64"): 1e-6,
+                   ("none", "float32"): 5e-3, ("l1", "float32"): 2e-2}
+#: how much worse than the v1 solvers a batch's objective may end (a step-size stop's
+#: rounding), relative to it and, for objectives near zero (interpolating fits), to tau^2
+NOT_WORSE_RTOL = {"float64": 1e-8, "float32": 1e-5}
+
+
+def _engine(name, dtype):
+    if name == "numpy":
+        return NumpyBackend(dtype)
+    from renewable_huber.backends.native_cpu_backend import NativeCpuBackend
+
+    return NativeCpuBackend(dtype)
+
+
+def _config(params):
+    return SolverConfig(
+        tau=params["tau"], penalty=params["penalty"], lambda_scale=params["lambda_scale"],
+        bandwidth_scale=params["bandwidth_scale"], fit_intercept=params["fit_intercept"],
+        max_iter=3000 if params["penalty"] == "l1" else 1000, tol=1e-6, ridge=params["ridge"],
+    )
+
+
+@pytest.mark.skipif(not availability("native_cpu")[0], reason="native_cpu not installed")
+def test_every_engine_converges_agrees_and_is_never_worse_than_v1():
+    reference = {dtype: NumpyBackend(dtype) for dtype in ("float64", "float32")}
+    failures = []
+    for stream in stress_streams(STREAMS):
+        params, dtype = stream.params, stream.params["dtype"]
+        config = _config(params)
+        engines = {name: _engine(name, dtype) for name in ENGINES}
+        p = stream.batches[0][0].shape[1]
+        state = RenewableHuberState.empty(p, params["fit_intercept"], dtype)
+        for index, (X, y, w) in enumerate(stream.batches):
+            where = f"{stream.label}, batch {index + 1}"
+            results = {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                for name, engine in engines.items():
+                    results[name] = engine.update(state, X, y, w, config)
+                with v1_solvers():
+                    warnings.simplefilter("ignore")
+                    _, v1 = reference[dtype].update(state, X, y, w, config)
+            for name, (_, diagnostics) in results.items():
+                if not diagnostics.converged:
+                    failures.append(f"{where}: {name} stopped ({diagnostics.stop_reason})")
+            (a, da), (b, db) = results["numpy"], results["native_cpu"]
+            rtol, atol = OBJECTIVE_TOLERANCE[dtype]
+            if abs(da.objective - db.objective) > rtol * max(abs(da.objective), abs(db.objective)) + atol:
+                failures.append(f"{where}: objectives {da.objective!r} (numpy) and {db.objective!r} (native_cpu)")
+            weighted = np.ones(len(y), bool) if w is None else w > 0
+            pa = np.asarray(engines["numpy"].predict(a, X), np.float64)[weighted]
+            pb = np.asarray(engines["native_cpu"].predict(b, X), np.float64)[weighted]
+            band = PREDICTION_BAND[params["penalty"], dtype] * (1.0 + np.max(np.abs(pa)))
+            if np.max(np.abs(pa - pb)) > band:
+                failures.append(f"{where}: predictions differ by {np.max(np.abs(pa - pb)):.3g} > {band:.3g}")
+            for name, (_, diagnostics) in results.items():
+                allowed = NOT_WORSE_RTOL[dtype] * (abs(v1.objective) + params["tau"] ** 2)
+                if diagnostics.objective > v1.objective + allowed:
+                    failures.append(f"{where}: {name} objective {diagnostics.objective!r} worse than v1's "
+                                    f"{v1.objective!r}")
+            state = a
+    assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:20])
