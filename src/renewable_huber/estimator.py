@@ -22,6 +22,7 @@ from .config import (
 )
 from .core.diagnostics import UpdateDiagnostics, convergence_message
 from .exceptions import ConvergenceWarning, NotFittedError, ValidationError
+from .model_lock import LOCK_ATTRIBUTE, model_lock, serialized
 from .state import RenewableHuberState
 from .validation import (
     all_finite,
@@ -157,6 +158,7 @@ class RenewableHuberRegressor:
         """The 14 constructor parameters, in constructor order."""
         return {name: getattr(self, name) for name in PARAMETER_NAMES}
 
+    @serialized
     def set_params(self, **params: Any) -> "RenewableHuberRegressor":
         """Assign parameters (not validated here), drop the fitted state, return self."""
         unknown = sorted(set(params) - set(PARAMETER_NAMES))
@@ -167,6 +169,7 @@ class RenewableHuberRegressor:
         self.reset()
         return self
 
+    @serialized
     def reset(self) -> "RenewableHuberRegressor":
         """Forget the stream: state, backend, diagnostics and every fitted attribute."""
         for name in _STREAM_ATTRIBUTES + _FITTED_ATTRIBUTES:
@@ -182,6 +185,7 @@ class RenewableHuberRegressor:
         return params, checked_solver_config(params)
 
     # ------------------------------------------------------------------ fitting
+    @serialized
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
         """Start a new stream with one batch.
 
@@ -193,6 +197,7 @@ class RenewableHuberRegressor:
         self._absorb(params, config, None, engine, auto_pending, X, y, sample_weight)
         return self
 
+    @serialized
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
         """Absorb exactly one batch into the stream (the first batch starts it)."""
         params, config = self._validated_params()
@@ -341,15 +346,19 @@ class RenewableHuberRegressor:
             fitted["auto_dispatch_"] = dict(stream.auto_dispatch)
         if stream.backend.capabilities.reports_cuda_features:
             fitted["cuda_features_"] = dict(stream.backend.cuda_features)
-        self.reset()
-        self.__dict__.update(fitted)
-        self._stream = stream
+        # Replace, then drop what the new stream lacks: a reader that does not
+        # take the lock sees the old or the new attribute, never none.
+        self.__dict__.update(fitted, _stream=stream)
+        for name in _FITTED_ATTRIBUTES:
+            if name not in fitted:
+                self.__dict__.pop(name, None)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the stream as host arrays plus the backend's name: engines
         (native handles, device memory) are rebuilt on unpickling."""
         attributes = dict(self.__dict__)
+        attributes.pop(LOCK_ATTRIBUTE, None)  # an unpickled model gets a lock of its own
         stream = attributes.pop("_stream", None)
         if stream is not None:
             backend = stream.backend
@@ -389,6 +398,7 @@ class RenewableHuberRegressor:
             raise NotFittedError(NOT_FITTED_MESSAGE)
         return stream
 
+    @serialized
     def predict(self, X: Any) -> Any:
         """``X @ coef_ + intercept_`` in the backend's array type."""
         stream = self._fitted_stream()
@@ -398,6 +408,7 @@ class RenewableHuberRegressor:
         )
         return stream.backend.predict(stream.state, X_array)
 
+    @serialized
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Coefficient of determination R^2 (weighted when ``sample_weight`` is given)."""
         prediction = np.asarray(self.predict(X), dtype=np.float64)
@@ -419,8 +430,9 @@ class RenewableHuberRegressor:
     @property
     def state_(self) -> RenewableHuberState:
         """An independent host copy of the state."""
-        stream = self._fitted_stream()
-        return stream.backend.to_host_state(stream.state)
+        with model_lock(self):
+            stream = self._fitted_stream()
+            return stream.backend.to_host_state(stream.state)
 
     @property
     def diagnostics_(self) -> UpdateDiagnostics:
@@ -430,6 +442,7 @@ class RenewableHuberRegressor:
             raise NotFittedError("No batch has been processed")
         return stream.diagnostics
 
+    @serialized
     def state_dict(self) -> dict[str, Any]:
         """Configuration and state as plain values and host NumPy arrays."""
         stream = self._fitted_stream()
@@ -447,6 +460,7 @@ class RenewableHuberRegressor:
             "feature_names_in": None if stream.feature_names is None else [str(n) for n in stream.feature_names],
         }
 
+    @serialized
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> "RenewableHuberRegressor":
         """Restore from :meth:`state_dict` output, validated like :meth:`load`."""
         payload = serialization.payload_from_state_dict(state_dict)
@@ -454,6 +468,7 @@ class RenewableHuberRegressor:
         return self
 
     # ------------------------------------------------------------------ checkpoints
+    @serialized
     def save(self, path: "os.PathLike[str] | str") -> "os.PathLike[str]":
         """Write a v2 checkpoint to exactly ``path`` (atomically); return it as a Path."""
         return serialization.write_checkpoint(path, self.state_dict())
