@@ -18,6 +18,7 @@
 #include "cpu/solve_ladder.hpp"
 #include "cpu/platform/staggered_allocator.hpp"
 #include "cpu/reference/surrogate_objective.hpp"
+#include "cpu/platform/blas_thread_lease.hpp"
 #include "cpu/platform/thread_policy.hpp"
 
 namespace {
@@ -141,7 +142,7 @@ void fast_gram_full(benchmark::State& state) {
     const Buffer<T> X = p.features_only();
     Buffer<T> c(p.n, T(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
-    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const rh::cpu::BlasThreadLease lease(policy.threads());
     for (auto _ : state) {
         const auto m = rh::cpu::fast::gather_weighted_rows(p.n, features, true, X.data(), c.data(), p.weighted.data());
         rh::cpu::blas::gram_upper(static_cast<rh::cpu::blas::index_t>(m), p.d, p.weighted.data(), p.gram.data());
@@ -242,7 +243,7 @@ template <class T>
 void blas_syrk_threads(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
-    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const rh::cpu::BlasThreadLease lease(policy.threads());
     for (auto _ : state) {
         rh::cpu::blas::gram_upper(p.n, p.d, p.weighted.data(), p.gram.data());
         benchmark::DoNotOptimize(p.gram.data());
@@ -254,7 +255,7 @@ template <class T>
 void fast_matvec(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
-    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const rh::cpu::BlasThreadLease lease(policy.threads());
     const std::int64_t features = p.d - 1;
     Buffer<T> X(p.n * features, T(0.5));
     for (auto _ : state) {
@@ -267,7 +268,7 @@ template <class T>
 void fast_matvec_transposed(benchmark::State& state) {
     Problem<T> p(state.range(0), state.range(1));
     rh::cpu::ThreadPolicy policy(static_cast<int>(state.range(2)));
-    rh::cpu::ThreadPolicy::Scope scope(policy);
+    const rh::cpu::BlasThreadLease lease(policy.threads());
     const std::int64_t features = p.d - 1;
     Buffer<T> X(p.n * features, T(0.5));
     for (auto _ : state) {

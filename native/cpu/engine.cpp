@@ -16,6 +16,7 @@
 #include "cpu/fast/newton_evaluator.hpp"
 #include "cpu/kernels/local_model_kernels.hpp"
 #include "cpu/kernels/narrow_passes.hpp"
+#include "cpu/platform/blas_thread_lease.hpp"
 #include "cpu/platform/finite_scan.hpp"
 #include "cpu/reference/lamm_evaluator.hpp"
 #include "cpu/reference/newton_evaluator.hpp"
@@ -118,16 +119,14 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
     // fast path runs BLAS single-threaded and splits its row passes over the
     // same number of threads on its own pool (no BLAS thread left spinning
     // after the update).
-    std::optional<ThreadPolicy::Scope> pool_scope;
-    std::optional<BlasThreadsScope> single_thread_scope;
-    if (fast_path) {
-        single_thread_scope.emplace(1);
-        // Rouses the workers of a split update now, so their futex wake-up
-        // overlaps the preparation below instead of the first passes.
-        if (row_parts(threads, n, p) > 1) pool_.wake();
-    } else {
-        pool_scope.emplace(threads_);
-    }
+    // The BLAS pool is leased at that size for the whole update: another
+    // engine's update on another thread never runs it at its own size
+    // (platform/blas_thread_lease.hpp).
+    const BlasThreadLease blas_lease(fast_path ? 1 : threads);
+    // Rouses the workers of a split update now, so their futex wake-up
+    // overlaps the preparation below instead of the first passes.
+    if (fast_path && row_parts(threads, n, p) > 1) pool_.wake();
+    if (test_hooks_.inside_update) test_hooks_.inside_update();
     for (auto* buffer :
          {&theta_, &candidate_, &step_, &gradient_, &previous_, &extrapolated_, &penalty_mask_, &history_direction_})
         growth_.grow(*buffer, d);
@@ -274,7 +273,7 @@ void Engine<T>::predict(const T* coefficients, std::int64_t features, bool fit_i
     if (rows == 0) return;
     if (features < 1) throw core::EngineError(core::Status::invalid_argument, "X must have at least one feature");
     check_blas_sizes(rows, features);
-    ThreadPolicy::Scope thread_scope(threads_);
+    const BlasThreadLease blas_lease(threads_.threads());
     blas::matvec(static_cast<blas::index_t>(rows), static_cast<blas::index_t>(features), X, coefficients, out);
     if (fit_intercept) {
         const T intercept = coefficients[features];

@@ -28,6 +28,7 @@
 #include "cpu/platform/worker_pool.hpp"
 #include "cpu/reference/reference_buffers.hpp"
 #include "cpu/solve_ladder.hpp"
+#include "cpu/test_hooks.hpp"
 
 namespace rh::cpu {
 
@@ -63,6 +64,13 @@ public:
     // to prove it) and how often they served in the last l1 update.
     fast::FastOptions& fast_options() noexcept { return fast_options_; }
     const fast::LammShortcuts& last_lamm_shortcuts() const noexcept { return last_shortcuts_; }
+
+    // Test hooks (test_hooks.hpp): a point inside every update, the n-th
+    // workspace allocation from now failing, the pool's workers kept from
+    // their parts (the calling thread then runs them, as under contention).
+    EngineTestHooks& test_hooks() noexcept { return test_hooks_; }
+    void fail_nth_allocation(std::int64_t n) noexcept { growth_.fail_growth(n); }
+    void hold_workers(bool held) noexcept { pool_.hold_workers(held); }
 
 private:
     // The batch's terms every solver needs (prepare()).
@@ -109,6 +117,7 @@ private:
     fast::FastOptions fast_options_;
     fast::LammShortcuts last_shortcuts_;
     WorkerPool pool_;  // the fast path's row-parallel passes (started on first use)
+    EngineTestHooks test_hooks_;
 };
 
 extern template class Engine<float>;

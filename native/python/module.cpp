@@ -17,6 +17,7 @@
 
 #include "core/status.hpp"
 #include "core_bindings.hpp"
+#include "test_hooks.hpp"
 #include "cpu/cpu_diagnostics.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/platform/blas_provider.hpp"
@@ -123,6 +124,19 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
             "X"_a.noconvert(),
             "True when no element of the C-contiguous 2-D array is NaN or infinite: update()'s own test of X, "
             "split over the engine's threads by rows like its passes")
+        // Test hooks (cpu/test_hooks.hpp, python/test_hooks.hpp).
+        .def(
+            "_set_update_gate",
+            [](Engine& engine, rh::python::UpdateGate* gate) {
+                if (gate == nullptr) engine.test_hooks().inside_update = nullptr;
+                else engine.test_hooks().inside_update = [gate] { gate->arrive(); };
+            },
+            "gate"_a.none(), nb::keep_alive<1, 2>(),
+            "Test hook: hold every update at its inside_update point until the gate opens (None removes it)")
+        .def("_fail_nth_allocation", &Engine::fail_nth_allocation, "n"_a,
+             "Test hook: the n-th workspace allocation from now fails (MemoryError); 0 disarms")
+        .def("_hold_workers", &Engine::hold_workers, "held"_a,
+             "Test hook: the pool's workers take no part while held (the caller runs them, reported late)")
         .def_prop_ro("threads", &Engine::threads)
         .def_prop_ro("kernel", [](const Engine& e) { return std::string(kernel_choice_name(e.kernel())); })
         .def_prop_ro("workspace_allocations", &Engine::workspace_allocations)
@@ -151,6 +165,7 @@ NB_MODULE(_renewable_huber_native_cpu, m) {
 
     rh::python::bind_engine_error(m, "_renewable_huber_native_cpu.EngineError");
     rh::python::bind_core_types(m);
+    rh::python::bind_update_gate(m);
 
     // The CPU engine's own diagnostics: the contract's fields and its counters.
     using rh::cpu::CpuUpdateDiagnostics;

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/status.hpp"
-#include "cpu/platform/blas_provider.hpp"
+#include "cpu/platform/blas_thread_lease.hpp"
 
 namespace rh::cpu {
 
@@ -32,26 +32,6 @@ ThreadPolicy::ThreadPolicy(int n_jobs) {
     }
 }
 
-int ThreadPolicy::threads() const { return requested_ > 0 ? requested_ : blas::get_num_threads(); }
-
-ThreadPolicy::Scope::Scope(const ThreadPolicy& policy) : previous_(0) {
-    if (!policy.explicit_count()) return;
-    previous_ = blas::get_num_threads();
-    if (previous_ != policy.requested_) blas::set_num_threads(policy.requested_);
-    else previous_ = 0;
-}
-
-ThreadPolicy::Scope::~Scope() {
-    if (previous_ > 0) blas::set_num_threads(previous_);
-}
-
-BlasThreadsScope::BlasThreadsScope(int threads) : previous_(blas::get_num_threads()) {
-    if (previous_ != threads) blas::set_num_threads(threads);
-    else previous_ = 0;
-}
-
-BlasThreadsScope::~BlasThreadsScope() {
-    if (previous_ > 0) blas::set_num_threads(previous_);
-}
+int ThreadPolicy::threads() const { return requested_ > 0 ? requested_ : library_default_threads(); }
 
 }  // namespace rh::cpu

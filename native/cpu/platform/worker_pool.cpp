@@ -164,6 +164,7 @@ void WorkerPool::worker_loop() {
         }
         seen = now;
         if (stop_.load(std::memory_order_acquire)) return;
+        if (held_.load(std::memory_order_acquire)) continue;
         if (const std::uint32_t steering = steered_.load(std::memory_order_acquire); steering != steering_seen) {
             steering_seen = steering;
             restore_affinity();  // running now, away from the caller: the full set again

@@ -63,6 +63,10 @@ public:
     // dispatch. Costs nothing when none sleeps or none was started.
     void wake();
 
+    // Test hook: while held, workers take no part (the caller runs them all
+    // and reports the workers late, as when their cores are busy elsewhere).
+    void hold_workers(bool held) noexcept { held_.store(held, std::memory_order_seq_cst); }
+
     int started_workers() const noexcept { return static_cast<int>(workers_.size()); }
     // Workers asleep on the futex now, how often a worker woke from it, and
     // the CPU the last one woke on (before it widened its CPU set again):
@@ -101,6 +105,7 @@ private:
     std::atomic<std::uint32_t> wake_ups_{0};
     std::atomic<int> last_wake_cpu_{-1};
     std::atomic<bool> stop_{false};
+    std::atomic<bool> held_{false};
     std::atomic<std::uint32_t> steered_{0};      // steering rounds so far
     std::array<std::uint64_t, 16> full_affinity_{};  // the caller's CPU set (a cpu_set_t) at the first start
     bool steerable_ = false;                          // that set has two CPUs or more
