@@ -1,7 +1,11 @@
 """Estimator parameters: their defaults, their validation, and the solver config.
 
 The order of the checks and the exact messages are part of the public contract
-(spec/API.md, "Constructor").
+(spec/API.md, "Constructor"). Every number has a range every engine can
+represent, checked here so that all backends answer alike (README,
+"Parameter ranges"): reals are finite doubles (a Python int or Fraction too
+large for a double is not one), max_iter, n_jobs and the device index are at
+most MAX_INT32 (a C int, int32_t in the CUDA C ABI).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ PENALTIES = ("none", "l1")
 BACKENDS = ("auto", "numpy", "native_cpu", "cupy", "native_cuda", "torch", "tensorflow")
 DTYPES = ("float32", "float64")
 
+#: the largest max_iter, n_jobs and CUDA device index: what every engine binds (a C int)
+MAX_INT32 = 2**31 - 1
+
 
 @dataclass(frozen=True)
 class SolverConfig:
@@ -70,7 +77,13 @@ def _is_real(value: Any) -> bool:
 
 
 def _finite_real(value: Any) -> bool:
-    return _is_real(value) and math.isfinite(float(value))
+    """A real that is a finite double (float() of a huge int overflows)."""
+    if not _is_real(value):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
 
 
 def _is_integral(value: Any) -> bool:
@@ -84,7 +97,9 @@ def is_valid_device(device: Any) -> bool:
     if device in ("auto", "cpu", "cuda"):
         return True
     prefix, _, index = device.partition(":")
-    return prefix == "cuda" and index.isdigit() and index == str(int(index))
+    return (
+        prefix == "cuda" and index.isascii() and index.isdigit() and index == str(int(index)) and int(index) <= MAX_INT32
+    )
 
 
 def validate_params(params: Mapping[str, Any]) -> None:
@@ -104,6 +119,8 @@ def validate_params(params: Mapping[str, Any]) -> None:
         fail("bandwidth_scale must be greater than zero")
     if not (_is_integral(p["max_iter"]) and p["max_iter"] >= 1):
         fail("max_iter must be at least one")
+    if p["max_iter"] > MAX_INT32:
+        fail(f"max_iter must be at most {MAX_INT32}")
     if not isinstance(p["fit_intercept"], bool):
         fail("fit_intercept must be a boolean")
     if not (_finite_real(p["tol"]) and p["tol"] > 0):
@@ -119,6 +136,8 @@ def validate_params(params: Mapping[str, Any]) -> None:
     n_jobs = p["n_jobs"]
     if not (n_jobs is None or (_is_integral(n_jobs) and (n_jobs == -1 or n_jobs >= 1))):
         fail("n_jobs must be None, -1, or a positive integer")
+    if n_jobs is not None and n_jobs > MAX_INT32:
+        fail(f"n_jobs must be None, -1, or a positive integer of at most {MAX_INT32}")
     if not isinstance(p["cuda_graphs"], bool):
         fail("cuda_graphs must be a boolean")
     if not isinstance(p["cuda_fast_math"], bool):
