@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .exceptions import ValidationError
+from .frame_columns import column_problem, date_column_problem, is_frame_like
 
 SPARSE_MESSAGE = (
     "Sparse data was passed, but renewable-huber requires dense input; "
@@ -34,10 +35,28 @@ def reject_sparse(value: Any) -> None:
         raise TypeError(SPARSE_MESSAGE)
 
 
+CAST_TYPE_MESSAGE = "float() argument must be a string or a number"
+
+
+def _explained(message: str, original: Any, problem: Optional[str] = None) -> str:
+    """The contract's message, followed for a DataFrame or Series by what is
+    wrong with which column (frame_columns.py)."""
+    if problem is None and is_frame_like(original):
+        problem = column_problem(original)
+    return message if problem is None else f"{message} ({problem})"
+
+
 def _to_array(value: Any, name: str, dtype: np.dtype, cast_message: str) -> np.ndarray:
     """Sparse check, ``.to_numpy()``, complex check, cast: the shared first steps."""
     reject_sparse(value)
+    original = value
     if hasattr(value, "to_numpy"):
+        if is_frame_like(value):
+            # Dates would cast to nanoseconds without a word: refused as the
+            # non-numbers they are.
+            problem = date_column_problem(value)
+            if problem is not None:
+                raise TypeError(_explained(CAST_TYPE_MESSAGE, value, problem))
         value = value.to_numpy()
     try:
         raw = np.asarray(value)
@@ -50,9 +69,9 @@ def _to_array(value: Any, name: str, dtype: np.dtype, cast_message: str) -> np.n
     try:
         array = raw.astype(dtype, copy=False)
     except TypeError as exc:
-        raise TypeError("float() argument must be a string or a number") from exc
+        raise TypeError(_explained(CAST_TYPE_MESSAGE, original)) from exc
     except ValueError as exc:
-        raise ValidationError(cast_message) from exc
+        raise ValidationError(_explained(cast_message, original)) from exc
     return array
 
 
@@ -117,7 +136,9 @@ def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int, finite:
         if name == "y":
             raise ValidationError("X and y must contain the same number of samples")
         raise ValidationError(f"{name} and X must contain the same number of samples")
-    require_finite(array, name, finite)
+    if not finite(array):
+        # a nullable pandas series turns pd.NA into NaN: say so
+        raise ValidationError(_explained(f"{name} must not contain NaN or infinite values", value))
     return array
 
 
