@@ -1,13 +1,42 @@
-"""Batch readers for out-of-core tables: CSV and Parquet files streamed in row batches."""
+"""Batch readers for out-of-core tables: CSV and Parquet files streamed in row batches.
+
+Memory is bounded by the batch, not by the file: the readers hold one batch
+being filled (fresh arrays for every batch, so a caller may keep them), one
+chunk decoded by arrow, and arrow's own read buffers:
+
+- Parquet: ``pre_buffer=False`` (pyarrow's default pre-buffers whole row
+  groups and ``iter_batches`` kept them, so arrow's allocation grew with the
+  file) and a buffered column stream of ``PARQUET_READ_BUFFER`` bytes, so a
+  column chunk is read page by page, whatever the row-group size: arrow
+  then holds about a data page per column (pyarrow writes 1 MiB pages) and
+  the rows being decoded (measured, 21 columns: 9 MiB of arrow memory with
+  row groups of 10,000 rows, 52 MiB with one row group of 600,000 rows,
+  where the default settings took 148 MiB, the whole row group).
+- CSV: arrow's streaming reader on one thread with blocks of
+  ``CSV_BLOCK_BYTES``; its I/O thread reads up to 32 blocks ahead (the
+  queue of arrow's background generator: measured, 37 MiB of arrow memory
+  with 1 MiB blocks, 9 MiB with 256 KiB blocks).
+
+docs/reliability.md states the bound; docs/benchmarks/file_stream_memory.json
+records the peak resident memory against the file size.
+"""
 
 from __future__ import annotations
 
 import csv
+import operator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Mapping, Optional, Sequence
 
 import numpy as np
+
+PARQUET_READ_BUFFER = 256 << 10  # bytes of one buffered column-chunk read
+PARQUET_DECODE_ROWS = 16_384  # rows arrow decodes at a time (the assembler makes the batches)
+# Bytes of CSV text decoded at a time (at least 16 of the file's first rows).
+# Arrow's I/O thread reads up to 32 blocks ahead of the parser, so this is
+# kept small: 32 x 256 KiB of read-ahead.
+CSV_BLOCK_BYTES = 256 << 10
 
 
 @dataclass
@@ -16,6 +45,76 @@ class Batch:
     y: np.ndarray
     weights: Optional[np.ndarray]
     rows_done: int  # rows read so far, for the progress bar
+
+
+class BatchAssembler:
+    """Cuts a stream of column chunks into batches of exactly ``batch_size`` rows.
+
+    It holds the one batch being filled; rows are copied from each chunk
+    straight into it, so nothing of a chunk is kept once it has been added.
+    Every batch has its own arrays.
+    """
+
+    def __init__(self, features: Sequence[str], target: str, weight_column: Optional[str], batch_size: int) -> None:
+        self.features = list(features)
+        self.target = target
+        self.weight_column = weight_column
+        self.batch_size = batch_size
+        self.rows_done = 0
+        self._fill = 0
+        self._X = self._y = self._w = None
+
+    def _start(self) -> None:
+        self._X = np.empty((self.batch_size, len(self.features)), dtype=np.float64)
+        self._y = np.empty(self.batch_size, dtype=np.float64)
+        self._w = np.empty(self.batch_size, dtype=np.float64) if self.weight_column else None
+        self._fill = 0
+
+    def add(self, columns: Mapping[str, np.ndarray], n_rows: int) -> Iterator[Batch]:
+        """Copy ``n_rows`` rows of ``columns`` in; yield every batch that fills up."""
+        start = 0
+        while start < n_rows:
+            if self._X is None:
+                self._start()
+            take = min(self.batch_size - self._fill, n_rows - start)
+            rows = slice(self._fill, self._fill + take)
+            for j, name in enumerate(self.features):
+                self._X[rows, j] = columns[name][start : start + take]
+            self._y[rows] = columns[self.target][start : start + take]
+            if self._w is not None:
+                self._w[rows] = columns[self.weight_column][start : start + take]
+            self._fill += take
+            start += take
+            if self._fill == self.batch_size:
+                yield self._take()
+
+    def finish(self) -> Optional[Batch]:
+        """The last, partial batch (None when the rows divided into full batches)."""
+        if self._X is None or self._fill == 0:
+            return None
+        n = self._fill
+        self._X, self._y = self._X[:n].copy(), self._y[:n].copy()
+        self._w = None if self._w is None else self._w[:n].copy()
+        return self._take()
+
+    def _take(self) -> Batch:
+        self.rows_done += self._fill
+        batch = Batch(self._X, self._y, self._w, self.rows_done)
+        self._X = self._y = self._w = None
+        self._fill = 0
+        return batch
+
+
+def _batch_size(value) -> int:
+    if isinstance(value, bool):
+        raise ValueError(f"batch size must be a positive integer, got {value!r}")
+    try:
+        size = operator.index(value)
+    except TypeError:
+        raise ValueError(f"batch size must be a positive integer, got {value!r}") from None
+    if size < 1:
+        raise ValueError(f"batch size must be a positive integer, got {value!r}")
+    return size
 
 
 @dataclass
@@ -49,75 +148,138 @@ class TableSource:
             return list(self.features)
         return [name for name in header if name not in (self.target, self.weight_column)]
 
+    def _wanted(self, features: list[str]) -> list[str]:
+        return features + [self.target] + ([self.weight_column] if self.weight_column else [])
+
     def batches(self) -> Iterator[tuple[list[str], Batch]]:
+        batch_size = _batch_size(self.batch_size)
         if self.is_parquet:
-            yield from self._parquet_batches()
+            yield from self._parquet_batches(batch_size)
         else:
-            yield from self._csv_batches()
+            yield from self._csv_batches(batch_size)
 
-    def _split(self, table: dict[str, np.ndarray], features: list[str], rows_done: int) -> Batch:
-        X = np.column_stack([np.asarray(table[name], dtype=np.float64) for name in features])
-        y = np.asarray(table[self.target], dtype=np.float64)
-        w = np.asarray(table[self.weight_column], dtype=np.float64) if self.weight_column else None
-        return Batch(X, y, w, rows_done)
+    def _arrow_columns(self, record_batch, wanted: list[str], rows_before: int) -> dict[str, np.ndarray]:
+        import pyarrow as pa
 
-    def _parquet_batches(self) -> Iterator[tuple[list[str], Batch]]:
+        columns = {}
+        for name in wanted:
+            column = record_batch.column(name)
+            kind = column.type
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+                raise ValueError(
+                    f"column '{name}' of {self.path.name} is not numeric ({kind}); encode it as numbers or leave it out "
+                    "with --features"
+                )
+            if column.null_count:
+                row = rows_before + int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0]) + 1
+                raise ValueError(
+                    f"column '{name}' of {self.path.name} has a missing value in data row {row}; "
+                    "drop or impute missing values"
+                )
+            columns[name] = column.to_numpy(zero_copy_only=False)
+        return columns
+
+    def _arrow_batches(self, record_batches, features: list[str], batch_size: int) -> Iterator[tuple[list[str], Batch]]:
+        import pyarrow as pa
+
+        wanted = self._wanted(features)
+        assembler = BatchAssembler(features, self.target, self.weight_column, batch_size)
+        rows_read = 0
+        try:
+            for record_batch in record_batches:
+                columns = self._arrow_columns(record_batch, wanted, rows_read)
+                rows_read += record_batch.num_rows
+                for batch in assembler.add(columns, record_batch.num_rows):
+                    yield features, batch
+        except pa.ArrowInvalid as exc:
+            raise ValueError(f"{self.path.name}: {exc}") from None
+        last = assembler.finish()
+        if last is not None:
+            yield features, last
+
+    def _parquet_batches(self, batch_size: int) -> Iterator[tuple[list[str], Batch]]:
         import pyarrow.parquet as pq
 
-        file = pq.ParquetFile(self.path)
+        file = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=PARQUET_READ_BUFFER)
         features = self.columns(file.schema_arrow.names)
-        wanted = features + [self.target] + ([self.weight_column] if self.weight_column else [])
-        rows = 0
-        for record_batch in file.iter_batches(batch_size=self.batch_size, columns=wanted):
-            rows += record_batch.num_rows
-            table = {name: record_batch.column(name).to_numpy(zero_copy_only=False) for name in wanted}
-            yield features, self._split(table, features, rows)
+        # iter_batches also ends a chunk at every row-group boundary, which the
+        # assembler hides
+        record_batches = file.iter_batches(
+            batch_size=min(batch_size, PARQUET_DECODE_ROWS), columns=self._wanted(features), use_threads=False
+        )
+        yield from self._arrow_batches(record_batches, features, batch_size)
 
-    def _csv_batches(self) -> Iterator[tuple[list[str], Batch]]:
+    def _csv_batches(self, batch_size: int) -> Iterator[tuple[list[str], Batch]]:
         try:
+            import pyarrow as pa
             import pyarrow.csv as pacsv
         except ImportError:
-            yield from self._csv_batches_stdlib()
+            yield from self._csv_batches_stdlib(batch_size)
             return
-        block = max(1 << 20, self.batch_size * 64)
-        reader = pacsv.open_csv(self.path, read_options=pacsv.ReadOptions(block_size=block))
-        features = self.columns(reader.schema.names)
-        wanted = features + [self.target] + ([self.weight_column] if self.weight_column else [])
-        pending: dict[str, list[np.ndarray]] = {name: [] for name in wanted}
-        pending_rows = rows_done = 0
-        for record_batch in reader:
-            for name in wanted:
-                pending[name].append(record_batch.column(name).to_numpy(zero_copy_only=False))
-            pending_rows += record_batch.num_rows
-            while pending_rows >= self.batch_size:
-                merged = {name: np.concatenate(parts) for name, parts in pending.items()}
-                head = {name: values[: self.batch_size] for name, values in merged.items()}
-                pending = {name: [values[self.batch_size :]] for name, values in merged.items()}
-                pending_rows -= self.batch_size
-                rows_done += self.batch_size
-                yield features, self._split(head, features, rows_done)
-        if pending_rows:
-            merged = {name: np.concatenate(parts) for name, parts in pending.items()}
-            yield features, self._split(merged, features, rows_done + pending_rows)
+        header, longest_line = self._csv_header()
+        features = self.columns(header)
+        wanted = self._wanted(features)
+        # Every wanted column is read as float64: inferring types block by block
+        # failed on a column of integers whose decimals start in a later block.
+        read = pacsv.ReadOptions(use_threads=False, block_size=max(CSV_BLOCK_BYTES, 16 * longest_line))
+        convert = pacsv.ConvertOptions(column_types={name: pa.float64() for name in wanted}, include_columns=wanted)
+        try:
+            reader = pacsv.open_csv(self.path, read_options=read, convert_options=convert)
+        except pa.ArrowInvalid as exc:
+            raise ValueError(f"{self.path.name}: {exc}") from None
+        yield from self._arrow_batches(reader, features, batch_size)
 
-    def _csv_batches_stdlib(self) -> Iterator[tuple[list[str], Batch]]:
+    def _csv_header(self) -> tuple[list[str], int]:
+        """The header's names and the longest of the first lines in bytes (a block must hold a whole row)."""
+        with self.path.open(newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle), None)
+        if header is None:
+            raise ValueError(f"{self.path.name} is empty: no header row")
+        with self.path.open("rb") as handle:
+            longest = max((len(line) for _, line in zip(range(64), handle)), default=0)
+        return header, longest
+
+    def _csv_batches_stdlib(self, batch_size: int) -> Iterator[tuple[list[str], Batch]]:
         with self.path.open(newline="") as handle:
             reader = csv.reader(handle)
-            header = next(reader)
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(f"{self.path.name} is empty: no header row")
             features = self.columns(header)
-            index = {name: header.index(name) for name in header}
-            wanted = features + [self.target] + ([self.weight_column] if self.weight_column else [])
+            wanted = self._wanted(features)
+            index = {name: header.index(name) for name in wanted}
+            assembler = BatchAssembler(features, self.target, self.weight_column, batch_size)
             rows: list[list[str]] = []
-            rows_done = 0
+            rows_read = 0
             for row in reader:
                 rows.append(row)
-                if len(rows) == self.batch_size:
-                    rows_done += len(rows)
-                    yield features, self._rows_to_batch(rows, wanted, index, features, rows_done)
+                if len(rows) == batch_size:
+                    yield from ((features, b) for b in assembler.add(self._parse(rows, index, rows_read), len(rows)))
+                    rows_read += len(rows)
                     rows = []
             if rows:
-                yield features, self._rows_to_batch(rows, wanted, index, features, rows_done + len(rows))
+                yield from ((features, b) for b in assembler.add(self._parse(rows, index, rows_read), len(rows)))
+            last = assembler.finish()
+            if last is not None:
+                yield features, last
 
-    def _rows_to_batch(self, rows, wanted, index, features, rows_done: int) -> Batch:
-        table = {name: np.array([float(row[index[name]]) for row in rows]) for name in wanted}
-        return self._split(table, features, rows_done)
+    def _parse(self, rows: list[list[str]], index: Mapping[str, int], rows_before: int) -> dict[str, np.ndarray]:
+        table = {}
+        for name, at in index.items():
+            values = np.empty(len(rows), dtype=np.float64)
+            for i, row in enumerate(rows):
+                text = row[at].strip() if at < len(row) else ""
+                if not text:
+                    raise ValueError(
+                        f"column '{name}' of {self.path.name} has a missing value in data row {rows_before + i + 1}; "
+                        "drop or impute missing values"
+                    )
+                try:
+                    values[i] = float(text)
+                except ValueError:
+                    raise ValueError(
+                        f"column '{name}' of {self.path.name} is not numeric: could not convert {text!r} "
+                        f"in data row {rows_before + i + 1}"
+                    ) from None
+            table[name] = values
+        return table
