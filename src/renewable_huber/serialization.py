@@ -38,9 +38,15 @@ class CheckpointPayload:
 
 
 def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, Any]) -> Path:
-    """Write ``state_dict`` (from the estimator) to exactly ``path``, atomically."""
+    """Write ``state_dict`` (from the estimator) to exactly ``path``, atomically.
+
+    The file is written under a temporary name in the same directory, flushed
+    to disk and renamed over ``path`` (``os.replace``), so a reader sees the
+    previous file or the new one, never part of one. A failure (a read-only
+    or full location, an interrupted write) raises the OSError's own class
+    with a message naming ``path`` and leaves any previous file there intact.
+    """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     metadata = {
         "format_version": FORMAT_VERSION,
         "config": state_dict["config"],
@@ -52,8 +58,10 @@ def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, An
         "weight_sum": state_dict["weight_sum"],
         "feature_names_in": state_dict["feature_names_in"],
     }
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temporary = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         with os.fdopen(descriptor, "wb") as handle:
             np.savez_compressed(
                 handle,
@@ -64,10 +72,38 @@ def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, An
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+        temporary = None
+        _sync_directory(target.parent)
+    except OSError as exc:
+        raise _write_error(exc, target) from exc
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
     return target
+
+
+def _write_error(error: OSError, target: Path) -> OSError:
+    """The same OSError class (PermissionError, ...), its errno, and a message that names the checkpoint."""
+    reason = error.strerror or str(error)
+    kept = "the previous file there is unchanged" if target.exists() else "nothing was written"
+    message = f"cannot write the checkpoint {str(target)!r}: {reason}; {kept}"
+    if error.errno is None:
+        return type(error)(message)
+    return type(error)(error.errno, message)
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename durable (POSIX); a platform that cannot open a directory skips it."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:

@@ -207,6 +207,13 @@ class NativeCpuBackend(HostStateBackend):
             )
         except _native.EngineError as exc:
             raise _translate(exc) from None
+        except MemoryError:
+            # std::bad_alloc from a workspace growth: nothing was written to the
+            # caller's state and the engine's buffers are still consistent
+            raise MemoryError(
+                f"native_cpu engine ran out of memory for a batch of {X.shape[0]} rows and {d} parameters "
+                f"({self.dtype}): its workspaces could not grow; the model is unchanged"
+            ) from None
         self.last_solve_route = native_diagnostics.solve_route
         self.last_kernel_path = native_diagnostics.kernel_path
         self.last_native_diagnostics = native_diagnostics
