@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import types
 
 import numpy as np
@@ -155,35 +154,35 @@ def test_module_of_another_version_is_refused():
 
 
 def test_gil_is_released_during_update():
+    """An update held inside the engine (the _UpdateGate test hook, reached
+    after the inputs are checked) while this thread runs Python: the gate
+    records whether the updating thread held the GIL when it arrived, and with
+    the GIL held it would not wait, so the Python below could not run while
+    the update is inside. No sleeps, no timings."""
     rng = np.random.default_rng(11)
-    X = rng.normal(size=(60000, 120))
-    y = X @ rng.normal(size=120) + rng.normal(size=60000)
+    X = rng.normal(size=(2000, 12))
+    y = X @ rng.normal(size=12) + rng.normal(size=2000)
     backend = NativeCpuBackend("float64", n_jobs=1)
     cfg = config(max_iter=50)
-    empty = RenewableHuberState.empty(120, True)
-    start = time.perf_counter()
-    backend.update(empty, X, y, None, cfg)
-    single = time.perf_counter() - start
-
-    ticks = 0
-    done = threading.Event()
-
-    def count():
-        nonlocal ticks
-        while not done.is_set():
-            ticks += 1
-            time.sleep(0.0005)
-
-    counter = threading.Thread(target=count)
-    counter.start()
-    time.sleep(0.01)
-    before = ticks
-    backend.update(empty, X, y, None, cfg)
-    during = ticks - before
-    done.set()
-    counter.join()
-    # With the GIL held for the whole update the other thread could not run at all.
-    assert during >= max(3, int(single / 0.0005) // 20), (during, single)
+    empty = RenewableHuberState.empty(12, True)
+    gate = adapter._native._UpdateGate()
+    backend._engine._set_update_gate(gate)
+    result = {}
+    updater = threading.Thread(target=lambda: result.setdefault("state", backend.update(empty, X, y, None, cfg)))
+    updater.start()
+    try:
+        gate.wait_arrived(1)
+        assert not gate.gil_held_at_arrival
+        ran_while_inside = sum(range(1000))  # Python on this thread while the update is held inside the engine
+        assert updater.is_alive() and gate.arrivals == 1
+    finally:
+        gate.open()
+        updater.join()
+        backend._engine._set_update_gate(None)
+    assert ran_while_inside == 499500
+    state, diagnostics = result["state"]
+    alone, _ = NativeCpuBackend("float64", n_jobs=1).update(empty, X, y, None, cfg)
+    np.testing.assert_array_equal(state.coefficients, alone.coefficients)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -267,37 +266,40 @@ def test_unknown_kernel_is_refused():
 def test_results_do_not_depend_on_which_thread_ran_a_part():
     """Under core contention the engine's workers show up late and the calling
     thread runs their parts; the row partition and the order in which the
-    parts' sums are combined must not change, so repeated streams and a
-    checkpoint-resumed stream stay bit-identical (a regression seen in
-    `make run`: the resumed stream differed)."""
+    parts' sums are combined must not change, so a stream whose workers are
+    all late, one whose workers take their parts, and a checkpoint-resumed
+    stream are bit-identical (a regression seen in `make run`: the resumed
+    stream differed). Late workers are forced with the pool's test hook
+    (_hold_workers: the caller runs every part and reports it late), and the
+    test asserts that they occurred, instead of hoping a busy core causes them."""
     from renewable_huber import RenewableHuberRegressor
 
     rng = np.random.default_rng(11)
     X = rng.normal(size=(60_000, 12))
     y = X @ rng.normal(size=12) + rng.standard_t(2, size=60_000)
     y[::20] += 60.0
-    stop = threading.Event()
 
-    def burn():  # holds a core (numpy releases the GIL) so workers arrive late
-        a = rng.normal(size=(400, 400))
-        while not stop.is_set():
-            a @ a
+    def stream(held, batches=range(0, 60_000, 10_000), model=None):
+        model = model or RenewableHuberRegressor(backend="native_cpu", n_jobs=2)
+        late = []
+        for start in batches:
+            model.partial_fit(X[start : start + 10_000], y[start : start + 10_000])
+            backend = model._current_backend()
+            backend._engine._hold_workers(held)  # from the second batch on (the engine exists after the first)
+            late.append(int(backend.last_native_diagnostics.late_dispatches))
+            assert backend.last_kernel_path == "fast"
+        return model, late
 
-    burner = threading.Thread(target=burn, daemon=True)
-    burner.start()
-    try:
-        results = []
-        for _ in range(3):
-            model = RenewableHuberRegressor(backend="native_cpu", n_jobs=2)
-            for start in range(0, 60_000, 10_000):
-                model.partial_fit(X[start : start + 10_000], y[start : start + 10_000])
-            results.append(model.state_)
-    finally:
-        stop.set()
-        burner.join()
-    for state in results[1:]:
-        np.testing.assert_array_equal(state.coefficients, results[0].coefficients)
-        np.testing.assert_array_equal(state.information, results[0].information)
+    held_model, held_late = stream(True)
+    assert all(count > 0 for count in held_late[1:]), held_late  # every part after the first batch ran late
+    free_model, _ = stream(False)
+    first_half, _ = stream(True, range(0, 30_000, 10_000))
+    resumed = RenewableHuberRegressor(backend="native_cpu", n_jobs=2)
+    resumed.load_state_dict(first_half.state_dict())
+    resumed, _ = stream(False, range(30_000, 60_000, 10_000), resumed)
+    for model in (free_model, resumed):
+        np.testing.assert_array_equal(model.state_.coefficients, held_model.state_.coefficients)
+        np.testing.assert_array_equal(model.state_.information, held_model.state_.information)
 
 
 # ---------------------------------------------------------------- finiteness test
