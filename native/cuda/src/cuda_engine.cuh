@@ -49,13 +49,26 @@ private:
                                T h, core::UpdateDiagnostics& diagnostics);
     SolveOutcome lamm(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
                       double lambda_value);
-    // r = y - Z theta (theta: ws.theta) and F there.
-    void start(const StagedBatch<T>& batch, T tau);
+    // r = y - Z point and the partial sums of w loss(r) there.
+    void start(const StagedBatch<T>& batch, T tau, const T* point);
     // J_next = J + Z' diag(w kappa(r_hat)) Z, r_hat advanced by the last accepted step.
     void close(const StagedBatch<T>& batch, T tau, T h);
     // Scores the residual (advanced by the last accepted step or trial);
     // with `curvature` also c and the Gram G.
     void score(const StagedBatch<T>& batch, T tau, T h, bool curvature);
+    // G = Z' diag(weights) Z (upper triangle, column-major): the narrow
+    // kernel up to kNarrowGram parameters, GEMM of the weighted rows beyond.
+    void weighted_gram(const StagedBatch<T>& batch, const T* weights, T* G);
+    // The line search along ws.step from a system in ws.H (the Cholesky rung,
+    // then the ladder's next rungs if it refused): the route of the step.
+    core::SolveRoute search_along_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                       const core::SolverConfig& config);
+    // Amendment 0002's majorizer step from the gradient in ws.gradient: M =
+    // (Z' diag(w) Z + J)/N + ridge I (its Gram formed on first need in a
+    // batch), solved through the ladder, then the halving search and, when
+    // t = 1 is taken, the doubling. Returns the route of M's solve.
+    core::SolveRoute majorizer_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                    const core::SolverConfig& config, bool& gram_formed);
     void read_flags();
 
     std::int64_t p_, d_;
