@@ -47,15 +47,23 @@ def stream_seconds(model, batches):
     return time.perf_counter() - start
 
 
+def _git_revision():
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"]).returncode != 0
+    except OSError:
+        return "unknown"
+    revision = out.stdout.strip() or "unknown"
+    return revision + ("+uncommitted" if dirty else "")
+
+
 def environment():
     env = {"python": platform.python_version(), "machine": platform.machine(), "cpu_count": os.cpu_count(),
            "numpy": np.__version__, "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS",
                                                                                  "OPENBLAS_NUM_THREADS")}}
-    try:
-        env["revision"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                                         capture_output=True, text=True).stdout.strip() or "unknown"
-    except OSError:
-        env["revision"] = "unknown"
+    # The GPU machine's copy of the tree carries the landed main's git metadata,
+    # not the commit that runs: gpu_check.sh passes that as RH_SOURCE_REVISION.
+    env["revision"] = os.environ.get("RH_SOURCE_REVISION") or _git_revision()
     try:
         import _renewable_huber_native_cuda as cuda
 

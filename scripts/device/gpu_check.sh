@@ -5,7 +5,10 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|bench]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|profile|bench]...
+#
+# RH_SOURCE_REVISION names the commit being run in the records (the machine's
+# copy of the tree carries the landed main's git metadata, not this commit).
 #
 # Sections run in the order given (default: all). A failing section is
 # reported and the next one still runs; the exit status is the first failure.
@@ -20,6 +23,8 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 # ../shared does not travel: the external corpus comes in the carried .shared/.
 [[ -f "$ROOT/.shared/golden/contract_corpus_v1.json" ]] && export RH_EXTERNAL_CORPUS="$ROOT/.shared/golden/contract_corpus_v1.json"
+echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
+export RH_SOURCE_REVISION
 sections=("$@")
 [[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench)
 status=0
