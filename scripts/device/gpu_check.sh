@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|profile|bench]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|profile|bench|cuda_wheel]...
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -26,7 +26,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
 export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench cuda_wheel)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -94,6 +94,40 @@ profile() {
     set -- $spec
     $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
   done
+}
+
+cuda_wheel() {
+  # The CUDA wheel as a user gets it (issue 16): built here offline, installed
+  # into a fresh environment that sees the image's packages (its NVIDIA
+  # libraries) from the wheel alone, then a fit on the GPU compared with NumPy.
+  set -e
+  local work; work="$(mktemp -d)"
+  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$work/wheels" ./native/python-cuda
+  ls -l "$work/wheels" | tee "$OUT/cuda_wheel_files.txt"
+  $PY -m venv --system-site-packages "$work/env"
+  local pip="$work/env/bin/python -m pip"
+  $pip list 2>/dev/null | grep -i -E "^nvidia|^numpy" | tee -a "$OUT/cuda_wheel_files.txt" || true
+  if ! $pip install -q --no-index --find-links "$work/wheels" --no-deps "$work"/wheels/renewable_huber_native_cuda-*.whl; then
+    echo "cuda_wheel: the wheel did not install"; return 1
+  fi
+  # its declared NVIDIA dependencies, as the image provides them (no network here)
+  $pip check 2>&1 | tee -a "$OUT/cuda_wheel_files.txt" || echo "cuda_wheel: pip check reports the image lacks a declared dependency (above)"
+  # the base package from the tree (the image's setuptools may be too old to build its wheel offline)
+  echo "$ROOT/src" > "$($work/env/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/renewable_huber_src.pth"
+  (cd "$work" && "$work/env/bin/python" - <<'PY'
+import numpy as np, _renewable_huber_native_cuda as m
+from renewable_huber import RenewableHuberRegressor
+print("module from", m.__file__, "| runtime", m.runtime_info())
+rng = np.random.default_rng(0)
+X = rng.normal(size=(5000, 12)); y = X @ rng.normal(size=12) + rng.standard_t(2, size=5000)
+gpu = RenewableHuberRegressor(backend="native_cuda", device="cuda").fit(X, y)
+ref = RenewableHuberRegressor(backend="numpy").fit(X, y)
+gap = float(np.abs(gpu.coef_ - ref.coef_).max())
+print("max |coef gpu - numpy| =", gap)
+assert gap < 1e-6, gap
+PY
+  )
 }
 
 bench() {
