@@ -44,16 +44,27 @@ run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
   return 0
 }
 
+CUDA_WHEELS="$ROOT/.device-wheels"
+build_cuda_wheel() {
+  ls "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl >/dev/null 2>&1 && return 0
+  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$CUDA_WHEELS" ./native/python-cuda
+}
+
 build() {
   set -e
+  rm -rf "$CUDA_WHEELS"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   nvcc --version | tail -1
   if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
     $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
     CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
   fi
-  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cuda
+  # The CUDA engine is built once, as the wheel a user gets; cuda_wheel reuses it.
+  build_cuda_wheel
+  $PY -m pip install -q --no-index --no-deps --force-reinstall "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl
+  local lib; lib="$($PY -c 'import _renewable_huber_native_cuda as m, pathlib; print(next(pathlib.Path(m.__file__).parent.glob("renewable_huber_native_cuda.libs/librh_cuda*.so*")))' 2>/dev/null || true)"
+  [[ -n "$lib" ]] && ldd "$lib" | grep -E "cudart|cublas|cusolver" || true
   $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
   $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
 }
@@ -61,6 +72,11 @@ build() {
 tests() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
     --junitxml="$OUT/pytest-gpu.xml"
+  local rc=$?
+  # the robust solver's rules and the stress streams on the GPU engine
+  $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
+    --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
+  return $rc
 }
 
 sanitizer() {
@@ -102,8 +118,8 @@ cuda_wheel() {
   # libraries) from the wheel alone, then a fit on the GPU compared with NumPy.
   set -e
   local work; work="$(mktemp -d)"
-  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$work/wheels" ./native/python-cuda
+  build_cuda_wheel
+  mkdir -p "$work/wheels" && cp "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl "$work/wheels/"
   ls -l "$work/wheels" | tee "$OUT/cuda_wheel_files.txt"
   $PY -m venv --system-site-packages "$work/env"
   local pip="$work/env/bin/python -m pip"
@@ -136,6 +152,9 @@ bench() {
 
 for section in "${sections[@]}"; do
   run "$section" "$section"
+  if [[ "$section" == "build" && $status -ne 0 ]]; then
+    echo "gpu_check: the build failed; nothing else can run" | tee -a "$OUT/summary.txt"; break
+  fi
 done
 echo "gpu_check: status $status" | tee -a "$OUT/summary.txt"
 exit $status
