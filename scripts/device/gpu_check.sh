@@ -46,104 +46,27 @@ run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
 
 CUDA_WHEELS="$ROOT/.device-wheels"
 build_cuda_wheel() {
-  ls "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl >/dev/null 2>&1 && return 0
-  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$CUDA_WHEELS" ./native/python-cuda
-}
-
-build() {
+  # The released wheels as a user gets them (issue 16): the cp312 artifacts of
+  # `make dist` on the CI-like machine, carried in .whl/dist/, installed into a
+  # fresh environment (no compiler, no index; NumPy and NVIDIA's runtime,
+  # cuBLAS and cuSOLVER wheels from the image), then `renewable-huber info`
+  # and the project corpus's float64 cases replayed on native_cuda, and the
+  # whole corpus on native_cpu. Without carried artifacts, the wheel built
+  # here is used instead.
   set -e
-  rm -rf "$CUDA_WHEELS"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
-  nvcc --version | tail -1
-  if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
-    $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
-    CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
+  local dist="$ROOT/.whl/dist"
+  if ! ls "$dist"/renewable_huber_native_cuda-*manylinux*.whl >/dev/null 2>&1; then
+    echo "cuda_wheel: no released artifacts in .whl/dist; the wheel built here"
+    build_cuda_wheel
+    dist="$(mktemp -d)"; cp "$CUDA_WHEELS"/*.whl "$dist/"
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$dist" . || true
   fi
-  # The CUDA engine is built once, as the wheel a user gets; cuda_wheel reuses it.
-  build_cuda_wheel
-  $PY -m pip install -q --no-index --no-deps --force-reinstall "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl
-  local lib; lib="$($PY -c 'import _renewable_huber_native_cuda as m, pathlib; print(next(pathlib.Path(m.__file__).parent.glob("renewable_huber_native_cuda.libs/librh_cuda*.so*")))' 2>/dev/null || true)"
-  [[ -n "$lib" ]] && ldd "$lib" | grep -E "cudart|cublas|cusolver" || true
-  $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
-  $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
-}
-
-tests() {
-  $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
-    --junitxml="$OUT/pytest-gpu.xml"
-  local rc=$?
-  # the robust solver's rules and the stress streams on the GPU engine
-  $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
-    --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
-  return $rc
-}
-
-sanitizer() {
-  # Small streams through the engine under memcheck and racecheck (if the
-  # machine's runtime allows compute-sanitizer at all).
-  cat > /tmp/sanitized_streams.py <<'PY'
-import numpy as np, warnings
-from renewable_huber import RenewableHuberRegressor
-rng = np.random.default_rng(0)
-for dtype in ("float64", "float32"):
-    for penalty in ("none", "l1"):
-        X = rng.normal(size=(600, 7)).astype(dtype); y = (X @ rng.normal(size=7) + rng.standard_t(3, size=600)).astype(dtype)
-        m = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for s in range(0, 600, 200): m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
-        X[:, 2] = X[:, 1]
-        RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
-        m.predict(X); m.state_
-print("sanitized streams done")
-PY
-  local rc=0
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
+  ls -l "$dist" | tee "$OUT/cuda_wheel_files.txt"
+  for engine in native_cuda native_cpu; do
+    echo "== clean room: $engine"
+    RH_CLEAN_ROOM_PYTHON=$PY RH_CLEAN_ROOM_ENGINE=$engine RH_CLEAN_ROOM_OFFLINE=1 \
+      bash scripts/release/clean_room_install.sh "$dist"
   done
-  return $rc
-}
-
-profile() {
-  for spec in "latency float64 none" "streaming float32 none" "reference float64 none" "wide float64 l1"; do
-    set -- $spec
-    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
-  done
-}
-
-cuda_wheel() {
-  # The CUDA wheel as a user gets it (issue 16): built here offline, installed
-  # into a fresh environment that sees the image's packages (its NVIDIA
-  # libraries) from the wheel alone, then a fit on the GPU compared with NumPy.
-  set -e
-  local work; work="$(mktemp -d)"
-  build_cuda_wheel
-  mkdir -p "$work/wheels" && cp "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl "$work/wheels/"
-  ls -l "$work/wheels" | tee "$OUT/cuda_wheel_files.txt"
-  $PY -m venv --system-site-packages "$work/env"
-  local pip="$work/env/bin/python -m pip"
-  $pip list 2>/dev/null | grep -i -E "^nvidia|^numpy" | tee -a "$OUT/cuda_wheel_files.txt" || true
-  if ! $pip install -q --no-index --find-links "$work/wheels" --no-deps "$work"/wheels/renewable_huber_native_cuda-*.whl; then
-    echo "cuda_wheel: the wheel did not install"; return 1
-  fi
-  # its declared NVIDIA dependencies, as the image provides them (no network here)
-  $pip check 2>&1 | tee -a "$OUT/cuda_wheel_files.txt" || echo "cuda_wheel: pip check reports the image lacks a declared dependency (above)"
-  # the base package from the tree (the image's setuptools may be too old to build its wheel offline)
-  echo "$ROOT/src" > "$($work/env/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/renewable_huber_src.pth"
-  (cd "$work" && "$work/env/bin/python" - <<'PY'
-import numpy as np, _renewable_huber_native_cuda as m
-from renewable_huber import RenewableHuberRegressor
-print("module from", m.__file__, "| runtime", m.runtime_info())
-rng = np.random.default_rng(0)
-X = rng.normal(size=(5000, 12)); y = X @ rng.normal(size=12) + rng.standard_t(2, size=5000)
-gpu = RenewableHuberRegressor(backend="native_cuda", device="cuda").fit(X, y)
-ref = RenewableHuberRegressor(backend="numpy").fit(X, y)
-gap = float(np.abs(gpu.coef_ - ref.coef_).max())
-print("max |coef gpu - numpy| =", gap)
-assert gap < 1e-6, gap
-PY
-  )
 }
 
 bench() {

@@ -44,8 +44,14 @@ if [[ -z "$NVCC" ]]; then
   [[ "${RH_REQUIRE_CUDA:-0}" == "1" ]] && exit 1
 fi
 
-for py in "${PYTHONS[@]}"; do
-  tag="$("$py" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
+for interpreter in "${PYTHONS[@]}"; do
+  tag="$("$interpreter" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
+  py="$interpreter"
+  if [[ "$interpreter" != "$PYTHON" ]]; then  # its own venv with a current pip (-C needs pip >= 23.1)
+    "$interpreter" -m venv "$WORK/venv-$tag"
+    py="$WORK/venv-$tag/bin/python"
+    "$py" -m pip install -q --disable-pip-version-check --upgrade pip
+  fi
   echo "== renewable-huber-native-cpu for $tag ($py)"
   CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" "$py" -m pip wheel -q --disable-pip-version-check --no-deps -w "$WORK/raw" \
     -C "build-dir=$WORK/cpu/{wheel_tag}" "$ROOT/native/python-cpu" > "$WORK/build-cpu-$tag.log" 2>&1 \

@@ -10,27 +10,61 @@
 #
 # RH_CLEAN_ROOM_PYTHON: the interpreter to make the environment with
 # (default python3; its version must have a native wheel in DIST_DIR).
+# RH_CLEAN_ROOM_ENGINE: native_cpu (default) or native_cuda (needs a GPU;
+# the float64 cases are replayed: the corpus's float32 tolerances are the
+# CPU's rounding).
+# RH_CLEAN_ROOM_OFFLINE=1: no registry (the GPU machine): NumPy and the NVIDIA
+# runtime/cuBLAS/cuSOLVER wheels come from RH_CLEAN_ROOM_PYTHON's own
+# site-packages, linked into the environment as if pip had installed them,
+# so `pip check` sees what the wheels declare.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DIST="$(cd "${1:-$ROOT/dist}" && pwd)"
 PY="${RH_CLEAN_ROOM_PYTHON:-python3}"
+ENGINE="${RH_CLEAN_ROOM_ENGINE:-native_cpu}"
+case "$ENGINE" in
+  native_cpu) EXTRA=native-cpu; DTYPE_FILTER=() ;;
+  native_cuda) EXTRA=native-cuda; DTYPE_FILTER=(--dtype float64) ;;
+  *) echo "clean_room_install: RH_CLEAN_ROOM_ENGINE must be native_cpu or native_cuda, not '$ENGINE'" >&2; exit 2 ;;
+esac
 ROOM="$(mktemp -d)"
 trap 'rm -rf "$ROOM"' EXIT
 
 "$PY" -m venv "$ROOM/env"
 ENV_PY="$ROOM/env/bin/python"
-"$ENV_PY" -m pip install -q --disable-pip-version-check --only-binary :all: numpy
+if [[ "${RH_CLEAN_ROOM_OFFLINE:-0}" == "1" ]]; then
+  host_site="$("$PY" -c 'import numpy, pathlib; print(pathlib.Path(numpy.__file__).parent.parent)')"
+  room_site="$("$ENV_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  for entry in "$host_site"/numpy "$host_site"/numpy.libs "$host_site"/numpy-*.dist-info \
+               "$host_site"/nvidia "$host_site"/nvidia_*.dist-info "$host_site"/scipy_openblas32*; do
+    [[ -e "$entry" ]] && ln -s "$entry" "$room_site/"
+  done
+else
+  "$ENV_PY" -m pip install -q --disable-pip-version-check --only-binary :all: numpy
+fi
 # No compiler: a source build anywhere below would fail loudly.
-CC=/bin/false CXX=/bin/false CUDACXX=/bin/false \
-  "$ENV_PY" -m pip install -q --disable-pip-version-check --no-index --only-binary :all: \
-  --find-links "$DIST" "renewable-huber[native-cpu]"
-"$ENV_PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -i -E "renewable|numpy"
+install() {
+  CC=/bin/false CXX=/bin/false CUDACXX=/bin/false \
+    "$ENV_PY" -m pip install -q --disable-pip-version-check --no-index --only-binary :all: \
+    --find-links "$DIST" "$@" "renewable-huber[$EXTRA]"
+}
+if ! install; then
+  [[ "${RH_CLEAN_ROOM_OFFLINE:-0}" == "1" ]] || exit 1
+  # offline, the machine's packages may not be the versions the wheels declare:
+  # say so (pip check below names them) and test the wheels themselves
+  echo "clean_room_install: the machine's packages do not satisfy the declared dependencies; installing without them"
+  install --no-deps
+fi
+"$ENV_PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -i -E "renewable|numpy|nvidia" || true
+if ! "$ENV_PY" -m pip check --disable-pip-version-check; then
+  [[ "${RH_CLEAN_ROOM_OFFLINE:-0}" == "1" ]] || exit 1
+fi
 
 cd "$ROOM"   # not the repository: its src/ must not be importable
 "$ROOM/env/bin/renewable-huber" info | tee "$ROOM/info.txt"
-if ! grep -Eq '^native_cpu +cpu +yes' "$ROOM/info.txt"; then
-  echo "clean_room_install: renewable-huber info does not show native_cpu available" >&2
+if ! grep -Eq "^$ENGINE +(cpu|cuda) +yes" "$ROOM/info.txt"; then
+  echo "clean_room_install: renewable-huber info does not show $ENGINE available" >&2
   exit 1
 fi
-"$ENV_PY" "$ROOT/scripts/release/replay_golden_case.py" "$ROOT/tests/golden/native_core_v1.json" --backend native_cpu
+"$ENV_PY" "$ROOT/scripts/release/replay_golden_case.py" "$ROOT/tests/golden/native_core_v1.json" --backend "$ENGINE" "${DTYPE_FILTER[@]}"
 echo "clean_room_install: passed"

@@ -24,7 +24,7 @@ import numpy as np
 def replay(case: dict, backend: str) -> list[str]:
     from renewable_huber import RenewableHuberRegressor
 
-    config = dict(case["config"], backend=backend, device="cpu")
+    config = dict(case["config"], backend=backend, device="cuda" if backend == "native_cuda" else "cpu")
     model = RenewableHuberRegressor(**config)
     rtol, atol, failures = case["rtol"], case["atol"], []
     for index, (batch, expected) in enumerate(zip(case["batches"], case["expected"]["states"], strict=True)):
@@ -47,6 +47,8 @@ def main() -> int:
     parser.add_argument("corpus")
     parser.add_argument("--backend", default="native_cpu")
     parser.add_argument("--cases", nargs="*", help="case ids (default: every case)")
+    parser.add_argument("--dtype", choices=("float64", "float32"),
+                        help="only the cases of this dtype (the corpus's float32 tolerances are the CPU's)")
     args = parser.parse_args()
     import renewable_huber
 
@@ -57,6 +59,8 @@ def main() -> int:
         if len(cases) != len(set(args.cases)):
             print(f"unknown case ids among {args.cases}", file=sys.stderr)
             return 1
+    if args.dtype:
+        cases = [c for c in cases if c["config"].get("dtype", "float64") == args.dtype]
     failures = [f for case in cases for f in replay(case, args.backend)]
     for failure in failures:
         print(f"  - {failure}", file=sys.stderr)
