@@ -30,7 +30,7 @@ sections=("$@")
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
-PY=python3
+PY="${RH_GPU_CHECK_PYTHON:-python3}"
 
 run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
   local name=$1; shift
@@ -46,6 +46,73 @@ run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
 
 CUDA_WHEELS="$ROOT/.device-wheels"
 build_cuda_wheel() {
+  ls "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl >/dev/null 2>&1 && return 0
+  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$CUDA_WHEELS" ./native/python-cuda
+}
+
+build() {
+  set -e
+  rm -rf "$CUDA_WHEELS"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  nvcc --version | tail -1
+  if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
+    $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
+    CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
+  fi
+  # The CUDA engine is built once, as the wheel a user gets; cuda_wheel reuses it.
+  build_cuda_wheel
+  $PY -m pip install -q --no-index --no-deps --force-reinstall "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl
+  local lib; lib="$($PY -c 'import _renewable_huber_native_cuda as m, pathlib; print(next(pathlib.Path(m.__file__).parent.glob("renewable_huber_native_cuda.libs/librh_cuda*.so*")))' 2>/dev/null || true)"
+  [[ -n "$lib" ]] && ldd "$lib" | grep -E "cudart|cublas|cusolver" || true
+  $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
+  $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
+}
+
+tests() {
+  $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
+    --junitxml="$OUT/pytest-gpu.xml"
+  local rc=$?
+  # the robust solver's rules and the stress streams on the GPU engine
+  $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
+    --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
+  return $rc
+}
+
+sanitizer() {
+  # Small streams through the engine under memcheck and racecheck (if the
+  # machine's runtime allows compute-sanitizer at all).
+  cat > /tmp/sanitized_streams.py <<'PY'
+import numpy as np, warnings
+from renewable_huber import RenewableHuberRegressor
+rng = np.random.default_rng(0)
+for dtype in ("float64", "float32"):
+    for penalty in ("none", "l1"):
+        X = rng.normal(size=(600, 7)).astype(dtype); y = (X @ rng.normal(size=7) + rng.standard_t(3, size=600)).astype(dtype)
+        m = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for s in range(0, 600, 200): m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+        X[:, 2] = X[:, 1]
+        RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
+        m.predict(X); m.state_
+print("sanitized streams done")
+PY
+  local rc=0
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
+  done
+  return $rc
+}
+
+profile() {
+  for spec in "latency float64 none" "streaming float32 none" "reference float64 none" "wide float64 l1"; do
+    set -- $spec
+    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
+  done
+}
+
+cuda_wheel() {
   # The released wheels as a user gets them (issue 16): the cp312 artifacts of
   # `make dist` on the CI-like machine, carried in .whl/dist/, installed into a
   # fresh environment (no compiler, no index; NumPy and NVIDIA's runtime,

@@ -46,14 +46,14 @@ fi
 install() {
   CC=/bin/false CXX=/bin/false CUDACXX=/bin/false \
     "$ENV_PY" -m pip install -q --disable-pip-version-check --no-index --only-binary :all: \
-    --find-links "$DIST" "$@" "renewable-huber[$EXTRA]"
+    --find-links "$DIST" "$@"
 }
-if ! install; then
+if ! install "renewable-huber[$EXTRA]"; then
   [[ "${RH_CLEAN_ROOM_OFFLINE:-0}" == "1" ]] || exit 1
   # offline, the machine's packages may not be the versions the wheels declare:
   # say so (pip check below names them) and test the wheels themselves
   echo "clean_room_install: the machine's packages do not satisfy the declared dependencies; installing without them"
-  install --no-deps
+  install --no-deps renewable-huber "renewable-huber-$EXTRA"
 fi
 "$ENV_PY" -m pip list --disable-pip-version-check 2>/dev/null | grep -i -E "renewable|numpy|nvidia" || true
 if ! "$ENV_PY" -m pip check --disable-pip-version-check; then
