@@ -42,26 +42,44 @@ def replay(case: dict, backend: str) -> list[str]:
     return failures
 
 
+def own_rounding_replay(case: dict, backend: str) -> list[str]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+    from differential import replay_case
+
+    try:
+        replay_case(case, backend, oracle=False, own_rounding=True)
+    except AssertionError as error:
+        return [f"{case['id']}: {str(error).splitlines()[0]}"]
+    return []
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus")
     parser.add_argument("--backend", default="native_cpu")
     parser.add_argument("--cases", nargs="*", help="case ids (default: every case)")
-    parser.add_argument("--dtype", choices=("float64", "float32"),
-                        help="only the cases of this dtype (the corpus's float32 tolerances are the CPU's)")
+    parser.add_argument("--installed-only", action="store_true",
+                        help="fail if renewable_huber is imported from this checkout's src/")
+    parser.add_argument("--own-rounding", action="store_true",
+                        help="hold the engine to the test suite's own-rounding allowances (tests/differential.py, "
+                             "as tests/backends/test_native_cuda.py does): for an engine that does not replay "
+                             "NumPy's arithmetic (native_cuda); the harness comes from this checkout, the package "
+                             "from the installation")
     args = parser.parse_args()
     import renewable_huber
 
     print(f"renewable_huber {renewable_huber.__version__} from {Path(renewable_huber.__file__).parent}")
+    if args.installed_only and (Path(__file__).resolve().parents[2] / "src") in Path(renewable_huber.__file__).parents:
+        print("renewable_huber was imported from this checkout, not from the installation", file=sys.stderr)
+        return 1
     cases = json.loads(Path(args.corpus).read_text())["cases"]
     if args.cases:
         cases = [c for c in cases if c["id"] in set(args.cases)]
         if len(cases) != len(set(args.cases)):
             print(f"unknown case ids among {args.cases}", file=sys.stderr)
             return 1
-    if args.dtype:
-        cases = [c for c in cases if c["config"].get("dtype", "float64") == args.dtype]
-    failures = [f for case in cases for f in replay(case, args.backend)]
+    run = own_rounding_replay if args.own_rounding else replay
+    failures = [f for case in cases for f in run(case, args.backend)]
     for failure in failures:
         print(f"  - {failure}", file=sys.stderr)
     print(f"{len(cases)} cases on {args.backend}: {'FAILED' if failures else 'replayed within tolerance'}")
