@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""The markdown table of a native_cuda benchmark record (docs/native-cuda.md
+and the README carry it): milliseconds per update, median of the rounds.
+
+    python scripts/benchmarks/cuda_table.py docs/benchmarks/native_cuda_h200.json [--compact]
+
+--compact: one row per class, "cuda / cpu" per dtype and penalty (the README's).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def rows(record: dict) -> list[str]:
+    out = ["| class (rows x features, batch) | dtype | penalty | native_cuda | native_cpu (16 cores) | numpy "
+           "| syncs / iterations (last batch) |", "|---|---|---|---:|---:|---:|---|"]
+    for case in record["cases"]:
+        n, p = case["shape"]
+        engines = case["engines"]
+
+        def ms(name: str) -> str:
+            return f"{engines[name]['per_update_ms']:.2f}" if name in engines else "-"
+
+        last = case["native_cuda_last_batch"]
+        out.append(f"| {case['class']} ({n:,} x {p}, {case['batch']:,}) | {case['dtype']} | {case['penalty']} "
+                   f"| {ms('native_cuda')} | {ms('native_cpu')} | {ms('numpy')} "
+                   f"| {last['host_syncs']} / {last['iterations']} |")
+    return out
+
+
+def compact_rows(record: dict) -> list[str]:
+    columns = [("float64", "none"), ("float64", "l1"), ("float32", "none"), ("float32", "l1")]
+    out = ["| class (rows x features, batch) | f64 none cuda / cpu | f64 l1 cuda / cpu | f32 none cuda / cpu "
+           "| f32 l1 cuda / cpu |", "|---|---:|---:|---:|---:|"]
+    classes: dict[str, dict] = {}
+    for case in record["cases"]:
+        classes.setdefault(case["class"], {})[case["dtype"], case["penalty"]] = case
+    for cases in classes.values():
+        first = next(iter(cases.values()))
+        n, p = first["shape"]
+        cells = [f"{cases[c]['engines']['native_cuda']['per_update_ms']:.2f} / "
+                 f"{cases[c]['engines']['native_cpu']['per_update_ms']:.2f}" for c in columns]
+        out.append(f"| {first['class']} ({n:,} x {p}, {first['batch']:,}) | " + " | ".join(cells) + " |")
+    return out
+
+
+if __name__ == "__main__":
+    record = json.loads(open(sys.argv[1]).read())
+    print("\n".join(compact_rows(record) if "--compact" in sys.argv[2:] else rows(record)))
