@@ -6,8 +6,11 @@ reference for the classes where it finishes in seconds).
 Steady lifecycle: one model per engine is primed with one whole stream, then
 each timed stream starts with `fit` (the warm engine restarts from the empty
 state) and `partial_fit`s the rest; the host-to-device transfer of every
-batch is inside the timer. Engines alternate per round. Also recorded: the
-CUDA engine's host synchronizations per update and per iteration.
+batch is inside the timer. Where CuPy is installed, `native_cuda_device` is
+the same engine fed CuPy arrays uploaded before the timer (device-resident
+data, consumed in place through DLPack: issue 14). Engines alternate per
+round. Also recorded: the CUDA engine's host synchronizations per update and
+per iteration.
 
     python scripts/benchmarks/benchmark_native_cuda.py --rounds 5 --out cuda.json [--classes latency ...]
 """
@@ -92,6 +95,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     engines = ["native_cuda"] + [name for name in ("native_cpu",) if availability(name)[0]]
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    if cupy is not None:
+        engines.insert(1, "native_cuda_device")
     cases = []
     for name in args.classes:
         samples, features, batch = CLASSES[name]
@@ -99,20 +108,25 @@ def main(argv=None):
             batches, digest = make_stream(samples, features, batch, dtype, 0)
             for penalty in ("none", "l1"):
                 names = engines + (["numpy"] if name in args.numpy_classes else [])
-                models = {e: RenewableHuberRegressor(backend=e, dtype=dtype, penalty=penalty,
+                models = {e: RenewableHuberRegressor(backend=e.replace("_device", ""), dtype=dtype, penalty=penalty,
                                                      n_jobs=-1 if e == "native_cpu" else None) for e in names}
-                for model in models.values():
-                    stream_seconds(model, batches)  # prime: engine, workspaces, kernels loaded
+                data = {e: batches for e in names}
+                if "native_cuda_device" in names:
+                    data["native_cuda_device"] = [(cupy.asarray(X), cupy.asarray(y)) for X, y in batches]
+                    cupy.cuda.Device().synchronize()
+                for e, model in models.items():
+                    stream_seconds(model, data[e])  # prime: engine, workspaces, kernels loaded
                 times = {e: [] for e in names}
                 for round_ in range(args.rounds):
                     order = names if round_ % 2 == 0 else names[::-1]
                     for e in order:
-                        times[e].append(stream_seconds(models[e], batches))
+                        times[e].append(stream_seconds(models[e], data[e]))
                 cuda_model = models["native_cuda"]
                 native = cuda_model._current_backend().last_native_diagnostics
                 case = {"class": name, "shape": [samples, features], "batch": batch, "batches": len(batches),
                         "dtype": dtype, "penalty": penalty, "dataset_seed": 0, "dataset_sha256": digest,
-                        "lifecycle": "steady", "transfer": "host-fed (inside the timer)", "engines": {}}
+                        "lifecycle": "steady", "transfer": "host-fed (inside the timer); native_cuda_device: "
+                        "device-resident CuPy batches (uploaded before the timer)", "engines": {}}
                 for e in names:
                     case["engines"][e] = {"timings_s": times[e], "median_s": statistics.median(times[e]),
                                           "min_s": min(times[e]), "max_s": max(times[e]),
@@ -127,10 +141,11 @@ def main(argv=None):
                     "workspace_allocations", "workspace_bytes", "host_syncs", "updates")}
                 cases.append(case)
                 line = f"{name:10s} {dtype} {penalty:4s} " + "  ".join(
-                    f"{e} {case['engines'][e]['median_s'] * 1e3:9.2f} ms" for e in names)
+                    f"{e} {case['engines'][e]['per_update_ms']:8.2f}" for e in names) + " ms/update"
                 line += (f"  | cuda syncs {native.host_syncs} for {native.iterations} iterations"
                          f" ({native.solve_route})")
                 print(line, flush=True)
+                del data
     record = {"schema": "renewable-huber-native-cuda-benchmark", "schema_version": 1, "environment": environment(),
               "arguments": vars(args), "cases": cases}
     if args.out:

@@ -14,8 +14,11 @@ import sys
 
 
 def rows(record: dict) -> list[str]:
-    out = ["| class (rows x features, batch) | dtype | penalty | native_cuda | native_cpu (16 cores) | numpy "
-           "| syncs / iterations (last batch) |", "|---|---|---|---:|---:|---:|---|"]
+    device = any("native_cuda_device" in case["engines"] for case in record["cases"])
+    out = ["| class (rows x features, batch) | dtype | penalty | native_cuda | "
+           + ("native_cuda, device-resident | " if device else "")
+           + "native_cpu (16 cores) | numpy | syncs / iterations (last batch) |",
+           "|---|---|---|---:|" + ("---:|" if device else "") + "---:|---:|---|"]
     for case in record["cases"]:
         n, p = case["shape"]
         engines = case["engines"]
@@ -25,7 +28,8 @@ def rows(record: dict) -> list[str]:
 
         last = case["native_cuda_last_batch"]
         out.append(f"| {case['class']} ({n:,} x {p}, {case['batch']:,}) | {case['dtype']} | {case['penalty']} "
-                   f"| {ms('native_cuda')} | {ms('native_cpu')} | {ms('numpy')} "
+                   f"| {ms('native_cuda')} | " + (f"{ms('native_cuda_device')} | " if device else "")
+                   + f"{ms('native_cpu')} | {ms('numpy')} "
                    f"| {last['host_syncs']} / {last['iterations']} |")
     return out
 

@@ -71,6 +71,7 @@ build() {
 
 tests() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
+    tests/backends/test_native_cuda_device_inputs.py tests/backends/test_dlpack_capsules.py tests/test_device_inputs.py \
     --junitxml="$OUT/pytest-gpu.xml"
   local rc=$?
   # the robust solver's rules and the stress streams on the GPU engine

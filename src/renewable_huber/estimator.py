@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import serialization
+from . import device_arrays, serialization
 from .backends.auto import choose_cpu_backend, choose_gpu_backend
 from .backends.registry import availability, create_backend
 from .config import (
@@ -263,6 +263,20 @@ class RenewableHuberRegressor:
             raise
         return X_array, y_array, weights, names
 
+    def _validate_device_batch(
+        self, params: Mapping[str, Any], stream: Optional[_Stream], backend: Any, X: Any, y: Any, sample_weight: Any
+    ) -> tuple[Any, Any, Any, Optional[np.ndarray]]:
+        """A device batch's shapes (its values are checked by the engine, on
+        the device, before any state changes); the arrays stay where they are."""
+        device_arrays.require_device_backend(backend, X, params["backend"], params["device"])
+        if stream is not None:
+            names = check_feature_names(stream.feature_names, X)
+            expected = stream.state.n_features_in
+        else:
+            names, expected = None, None
+        X, y, sample_weight = device_arrays.check_device_batch(X, y, sample_weight, expected, type(self).__name__)
+        return X, y, sample_weight, names
+
     def _absorb(
         self,
         params: Mapping[str, Any],
@@ -275,7 +289,10 @@ class RenewableHuberRegressor:
         sample_weight: Any,
     ) -> None:
         backend, signature = engine if engine is not None else (None, ())
-        X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
+        if device_arrays.is_device_batch(X, y, sample_weight):
+            X_array, y_array, weights, names = self._validate_device_batch(params, stream, backend, X, y, sample_weight)
+        else:
+            X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
         auto_dispatch = stream.auto_dispatch if stream is not None else None
         if auto_pending:
             backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array, self.__dict__.get("_stream"))
@@ -393,13 +410,24 @@ class RenewableHuberRegressor:
         """``X @ coef_ + intercept_`` in the backend's array type."""
         stream = self._fitted_stream()
         check_feature_names(stream.feature_names, X)
+        if device_arrays.is_device_array(X):
+            device_arrays.require_device_backend(stream.backend, X, stream.backend.name, stream.backend.device)
+            device_arrays.check_device_batch(X, None, None, stream.state.n_features_in, type(self).__name__)
+            device_arrays.require_finite(X, "X")
+            return stream.backend.predict(stream.state, X)
         X_array = validate_X(
             X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__, stream.backend.all_finite
         )
         return stream.backend.predict(stream.state, X_array)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Coefficient of determination R^2 (weighted when ``sample_weight`` is given)."""
+        """Coefficient of determination R^2 (weighted when ``sample_weight`` is given).
+
+        Device arrays stay on their device until the final scalar."""
+        if device_arrays.is_device_batch(X, y, sample_weight):
+            prediction = self.predict(X)
+            _, y, sample_weight = device_arrays.check_device_batch(X, y, sample_weight, None, type(self).__name__)
+            return device_arrays.device_r2(prediction, y, sample_weight)
         prediction = np.asarray(self.predict(X), dtype=np.float64)
         n_rows = prediction.shape[0]
         truth = validate_vector(y, "y", np.dtype(np.float64), n_rows)
