@@ -4,7 +4,8 @@ and the README carry it): milliseconds per update, median of the rounds.
 
     python scripts/benchmarks/cuda_table.py docs/benchmarks/native_cuda_h200.json [--compact]
 
---compact: one row per class, "cuda / cpu" per dtype and penalty (the README's).
+--compact: one row per class, "cuda / [device-resident cuda /] cpu" per dtype
+and penalty (the README's).
 """
 
 from __future__ import annotations
@@ -35,17 +36,19 @@ def rows(record: dict) -> list[str]:
 
 
 def compact_rows(record: dict) -> list[str]:
+    """One row per class; each cell "host-fed cuda / [device-resident cuda /] cpu"."""
     columns = [("float64", "none"), ("float64", "l1"), ("float32", "none"), ("float32", "l1")]
-    out = ["| class (rows x features, batch) | f64 none cuda / cpu | f64 l1 cuda / cpu | f32 none cuda / cpu "
-           "| f32 l1 cuda / cpu |", "|---|---:|---:|---:|---:|"]
+    engines = ["native_cuda", "native_cuda_device", "native_cpu"]
+    if not any("native_cuda_device" in case["engines"] for case in record["cases"]):
+        engines.remove("native_cuda_device")
+    out = ["| class (rows x features, batch) | f64 none | f64 l1 | f32 none | f32 l1 |", "|---|---:|---:|---:|---:|"]
     classes: dict[str, dict] = {}
     for case in record["cases"]:
         classes.setdefault(case["class"], {})[case["dtype"], case["penalty"]] = case
     for cases in classes.values():
         first = next(iter(cases.values()))
         n, p = first["shape"]
-        cells = [f"{cases[c]['engines']['native_cuda']['per_update_ms']:.2f} / "
-                 f"{cases[c]['engines']['native_cpu']['per_update_ms']:.2f}" for c in columns]
+        cells = [" / ".join(f"{cases[c]['engines'][e]['per_update_ms']:.2f}" for e in engines) for c in columns]
         out.append(f"| {first['class']} ({n:,} x {p}, {first['batch']:,}) | " + " | ".join(cells) + " |")
     return out
 

@@ -96,20 +96,20 @@ def test_predictions_stay_on_the_inputs_device_and_framework():
 
 def test_work_queued_on_the_producers_stream_is_waited_for():
     """X and y are produced on a non-blocking CuPy stream and handed over
-    without a synchronization: the export on the engine's stream orders them."""
+    without a synchronization: the export on the engine's stream orders them.
+    The producer's last kernels (exact multiplications by one, a few
+    milliseconds of them) write the arrays the engine reads; read early, the
+    engine would see memory not yet written."""
     cupy = pytest.importorskip("cupy")
     X, y, _ = stream_data("float64", n=200_000, p=16)
     expected = RenewableHuberRegressor(backend="native_cuda").fit(X, y)
     producer = cupy.cuda.Stream(non_blocking=True)
     with producer:
-        base = cupy.asarray(X)
-        dX = base * 3.0  # queued on the producer's stream
-        dX /= 3.0
-        for _ in range(20):  # enough queued work that a missing wait reads unfinished data
-            dX = (dX + 1.0) - 1.0
-        dy = cupy.asarray(y) * 1.0
+        dX, dy = cupy.asarray(X), cupy.asarray(y)
+        for _ in range(300):
+            dX, dy = dX * 1.0, dy * 1.0  # new buffers each time: the last ones are written last
         model = RenewableHuberRegressor(backend="native_cuda").fit(dX, dy)
-    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=0, atol=1e-12)
+    assert_same_state(model, expected)
 
 
 def test_torch_tensors_that_require_grad_are_read_detached():
