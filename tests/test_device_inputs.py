@@ -161,3 +161,38 @@ def test_host_backends_refuse_device_arrays_and_say_which_backend_reads_them(bac
 def test_auto_on_the_cpu_refuses_device_arrays():
     with pytest.raises(BackendContractError, match="backend='auto' with device='cpu'"):
         RenewableHuberRegressor(backend="auto", device="cpu").partial_fit(FakeDeviceArray(X), FakeDeviceArray(Y))
+
+
+# ------------------------------------------------------------------ to_device
+
+
+def test_to_device_moves_the_stream_between_cpu_engines_and_keeps_its_bits():
+    pytest.importorskip("_renewable_huber_native_cpu")
+    model = RenewableHuberRegressor(backend="numpy").fit(X[:30], Y[:30])
+    state = model.state_dict()
+    assert model.to_device("cpu", backend="native_cpu") is model
+    assert (model.backend, model.device, model.backend_) == ("native_cpu", "cpu", "native_cpu")
+    moved = model.state_dict()
+    for key in ("coefficients", "information"):
+        np.testing.assert_array_equal(moved[key], state[key])
+    assert moved["batch_count"] == state["batch_count"] and moved["n_samples_seen"] == state["n_samples_seen"]
+    model.partial_fit(X[30:], Y[30:])  # the stream continues on the new engine
+    assert model.state_.batch_count == 2
+    assert model.to_device("cpu").backend_ == "native_cpu"  # auto on the CPU: the native engine when installed
+
+
+def test_to_device_failures_leave_the_model_as_it_was():
+    model = RenewableHuberRegressor(backend="numpy").fit(X, Y)
+    before = model.state_dict()
+    with pytest.raises(ValidationError):
+        model.to_device("gpu")
+    with pytest.raises(Exception, match="native_cuda|CUDA|cuda"):
+        model.to_device("cuda:0", backend="native_cuda")  # no GPU here (CI), or a real move on a GPU machine
+        pytest.skip("a CUDA device exists here: the failure path is the point of this test")
+    assert (model.backend, model.device, model.backend_) == ("numpy", "auto", "numpy")
+    np.testing.assert_array_equal(model.state_dict()["information"], before["information"])
+
+
+def test_to_device_on_an_unfitted_model_sets_its_parameters():
+    model = RenewableHuberRegressor().to_device("cpu", backend="numpy")
+    assert (model.backend, model.device) == ("numpy", "cpu") and not model.__sklearn_is_fitted__()

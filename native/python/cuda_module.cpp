@@ -13,6 +13,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -134,6 +135,8 @@ public:
         batch.y = targets.data();
         batch.sample_weight = sample_weight.is_none() ? nullptr : weights.data();
         batch.stream = 0;  // ordered by the export on the engine's stream
+        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), reinterpret_cast<std::uintptr_t>(batch.y),
+                                 reinterpret_cast<std::uintptr_t>(batch.sample_weight)};
         return run_update(batch, config, coefficients_out.data());
     }
 
@@ -158,6 +161,8 @@ public:
         batch.features = x.extent(1);
         batch.X = x.data();
         batch.stream = 0;
+        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), 0,
+                                 reinterpret_cast<std::uintptr_t>(result.data())};
         nb::gil_scoped_release released;
         engine_.predict(batch, result.data());
         engine_.synchronize();
@@ -217,6 +222,12 @@ public:
     }
 
     std::int64_t n_parameters() const { return d_; }
+    // The device addresses the engine read (X, y, weights) in its last device
+    // update, or (X, 0, out) in its last device prediction: the tests compare
+    // them with the caller's arrays (no copy was made).
+    std::tuple<std::uintptr_t, std::uintptr_t, std::uintptr_t> last_device_pointers() const {
+        return {last_device_pointers_[0], last_device_pointers_[1], last_device_pointers_[2]};
+    }
     std::uint64_t stream() { return engine_.features().stream; }
 
 private:
@@ -298,6 +309,7 @@ private:
     int32_t dtype_;
     std::int64_t d_;
     int device_;
+    std::array<std::uintptr_t, 3> last_device_pointers_{};
     rh::cuda_abi::Engine engine_;
 };
 
@@ -390,6 +402,7 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def("predict_dlpack", &Engine::predict_dlpack, "X"_a, "out"_a)
         .def_prop_ro("stream", &Engine::stream, "the engine's cudaStream_t (device batches are exported on it)")
         .def("synchronize", &Engine::synchronize)
+        .def_prop_ro("last_device_pointers", &Engine::last_device_pointers)
         .def("features", &Engine::features)
         .def_prop_ro("n_parameters", &Engine::n_parameters);
 }

@@ -539,9 +539,29 @@ class RenewableHuberRegressor:
             if len(names) != state.n_features_in or not all(isinstance(n, str) for n in names):
                 raise ValidationError("checkpoint feature names do not match feature metadata")
             names = np.asarray(list(names), dtype=object)
+        backend_state = resolved.as_backend_state(host_state)  # may fail (device memory): nothing changed yet
         for name, value in params.items():
             setattr(self, name, value)
         self._commit(
-            _Stream(resolved, signature, resolved.as_backend_state(host_state), names, None, None, params["dtype"]),
-            from_checkpoint=True,
+            _Stream(resolved, signature, backend_state, names, None, None, params["dtype"]), from_checkpoint=True
         )
+
+    def to_device(self, device: str, backend: str = "auto") -> "RenewableHuberRegressor":
+        """Move the model to ``device`` ("cpu", "cuda", "cuda:N") and ``backend``
+        (default "auto": on a GPU the first available of native_cuda, cupy,
+        torch, tensorflow; on the CPU native_cpu when installed, else numpy).
+
+        The only way state changes device: ``partial_fit`` never moves it.
+        The stream continues where it was (coefficients, information,
+        counters, feature names; the bits in the same dtype), the
+        ``backend`` and ``device`` parameters are updated, and the last
+        batch's diagnostics (``n_iter_``) are not carried, as with
+        :meth:`load`. An unfitted model only has its parameters set. On any
+        failure the model is left as it was."""
+        validate_params(dict(self.get_params(), backend=backend, device=device))
+        if self.__dict__.get("_stream") is None:
+            self.set_params(backend=backend, device=device)
+            return self
+        payload = serialization.payload_from_state_dict(self.state_dict())
+        self._restore(payload, backend=backend, device=device, dtype=None)
+        return self

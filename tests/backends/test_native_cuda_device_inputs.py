@@ -112,6 +112,31 @@ def test_work_queued_on_the_producers_stream_is_waited_for():
     assert_same_state(model, expected)
 
 
+@pytest.mark.parametrize("name", ["cupy", "torch"])
+def test_no_copy_is_made(name):
+    """The engine reads the caller's memory (the addresses it used are the
+    arrays' own) and the framework allocates nothing for the update."""
+    X, y, w = stream_data("float64")
+    if name == "cupy":
+        cupy = pytest.importorskip("cupy")
+        arrays = [cupy.asarray(a) for a in (X, y, w)]
+        address = lambda a: a.data.ptr  # noqa: E731
+        allocated = cupy.get_default_memory_pool().used_bytes
+    else:
+        torch = pytest.importorskip("torch")
+        arrays = [torch.as_tensor(a, device="cuda") for a in (X, y, w)]
+        address = lambda a: a.data_ptr()  # noqa: E731
+        allocated = torch.cuda.memory_allocated
+    model = RenewableHuberRegressor(backend="native_cuda").fit(*arrays)  # engine and workspaces created
+    before = allocated()
+    model.partial_fit(*arrays)
+    assert allocated() == before
+    engine = model._current_backend()._engine
+    assert engine.last_device_pointers == tuple(address(a) for a in arrays)
+    prediction = model.predict(arrays[0])
+    assert engine.last_device_pointers == (address(arrays[0]), 0, address(prediction))
+
+
 def test_torch_tensors_that_require_grad_are_read_detached():
     torch = pytest.importorskip("torch")
     X, y, _ = stream_data("float64")
@@ -184,3 +209,20 @@ def test_a_model_fitted_on_the_device_checkpoints_to_numpy(tmp_path):
     restored = RenewableHuberRegressor.load(tmp_path / "device.npz", backend="numpy")
     np.testing.assert_array_equal(restored.coef_, model.coef_)
     np.testing.assert_allclose(restored.predict(X), model.predict(cupy.asarray(X)).get(), rtol=1e-12, atol=1e-12)
+
+
+def test_to_device_moves_a_stream_to_the_gpu_and_back_with_its_bits(tmp_path):
+    X, y, _ = stream_data("float64")
+    model = RenewableHuberRegressor(backend="native_cpu").fit(X[:1000], y[:1000])
+    model.save(tmp_path / "cpu.npz")
+    model.to_device("cuda")
+    assert (model.backend_, model.device_) == ("native_cuda", "cuda:0")
+    model.partial_fit(X[1000:2000], y[1000:2000])
+    resumed = RenewableHuberRegressor.load(tmp_path / "cpu.npz", backend="native_cuda", device="cuda")
+    resumed.partial_fit(X[1000:2000], y[1000:2000])
+    assert_same_state(model, resumed)
+    on_gpu = model.state_dict()
+    model.to_device("cpu", backend="numpy")
+    np.testing.assert_array_equal(model.state_dict()["information"], on_gpu["information"])
+    model.partial_fit(X[2000:], y[2000:])
+    assert model.state_.batch_count == 3
