@@ -8,7 +8,8 @@ each timed stream starts with `fit` (the warm engine restarts from the empty
 state) and `partial_fit`s the rest; the host-to-device transfer of every
 batch is inside the timer. Where CuPy is installed, `native_cuda_device` is
 the same engine fed CuPy arrays uploaded before the timer (device-resident
-data, consumed in place through DLPack: issue 14). Engines alternate per
+data, consumed in place through DLPack: issue 14), and
+`native_cuda_device_graphs` the same with cuda_graphs=True. Engines alternate per
 round. Also recorded: the CUDA engine's host synchronizations per update and
 per iteration.
 
@@ -100,7 +101,7 @@ def main(argv=None):
     except ImportError:
         cupy = None
     if cupy is not None:
-        engines.insert(1, "native_cuda_device")
+        engines[1:1] = ["native_cuda_device", "native_cuda_device_graphs"]
     cases = []
     for name in args.classes:
         samples, features, batch = CLASSES[name]
@@ -108,12 +109,14 @@ def main(argv=None):
             batches, digest = make_stream(samples, features, batch, dtype, 0)
             for penalty in ("none", "l1"):
                 names = engines + (["numpy"] if name in args.numpy_classes else [])
-                models = {e: RenewableHuberRegressor(backend=e.replace("_device", ""), dtype=dtype, penalty=penalty,
+                models = {e: RenewableHuberRegressor(backend=e.replace("_device", "").replace("_graphs", ""),
+                                                     dtype=dtype, penalty=penalty, cuda_graphs=e.endswith("_graphs"),
                                                      n_jobs=-1 if e == "native_cpu" else None) for e in names}
                 data = {e: batches for e in names}
                 if "native_cuda_device" in names:
-                    data["native_cuda_device"] = [(cupy.asarray(X), cupy.asarray(y)) for X, y in batches]
+                    on_device = [(cupy.asarray(X), cupy.asarray(y)) for X, y in batches]
                     cupy.cuda.Device().synchronize()
+                    data["native_cuda_device"] = data["native_cuda_device_graphs"] = on_device
                 for e, model in models.items():
                     stream_seconds(model, data[e])  # prime: engine, workspaces, kernels loaded
                 times = {e: [] for e in names}
@@ -139,6 +142,10 @@ def main(argv=None):
                 cuda_features = cuda_model.cuda_features_
                 case["native_cuda_features"] = {k: cuda_features[k] for k in (
                     "workspace_allocations", "workspace_bytes", "host_syncs", "updates")}
+                if "native_cuda_device_graphs" in models:
+                    graphs = models["native_cuda_device_graphs"].cuda_features_
+                    case["native_cuda_graph_counters"] = {k: graphs[k] for k in (
+                        "graph_captures", "graph_replays", "graph_fallbacks", "updates")}
                 cases.append(case)
                 line = f"{name:10s} {dtype} {penalty:4s} " + "  ".join(
                     f"{e} {case['engines'][e]['per_update_ms']:8.2f}" for e in names) + " ms/update"

@@ -16,10 +16,12 @@ import sys
 
 def rows(record: dict) -> list[str]:
     device = any("native_cuda_device" in case["engines"] for case in record["cases"])
+    graphs = any("native_cuda_device_graphs" in case["engines"] for case in record["cases"])
     out = ["| class (rows x features, batch) | dtype | penalty | native_cuda | "
            + ("native_cuda, device-resident | " if device else "")
+           + ("device-resident, cuda_graphs | " if graphs else "")
            + "native_cpu (16 cores) | numpy | syncs / iterations (last batch) |",
-           "|---|---|---|---:|" + ("---:|" if device else "") + "---:|---:|---|"]
+           "|---|---|---|---:|" + ("---:|" if device else "") + ("---:|" if graphs else "") + "---:|---:|---|"]
     for case in record["cases"]:
         n, p = case["shape"]
         engines = case["engines"]
@@ -30,17 +32,18 @@ def rows(record: dict) -> list[str]:
         last = case["native_cuda_last_batch"]
         out.append(f"| {case['class']} ({n:,} x {p}, {case['batch']:,}) | {case['dtype']} | {case['penalty']} "
                    f"| {ms('native_cuda')} | " + (f"{ms('native_cuda_device')} | " if device else "")
+                   + (f"{ms('native_cuda_device_graphs')} | " if graphs else "")
                    + f"{ms('native_cpu')} | {ms('numpy')} "
                    f"| {last['host_syncs']} / {last['iterations']} |")
     return out
 
 
 def compact_rows(record: dict) -> list[str]:
-    """One row per class; each cell "host-fed cuda / [device-resident cuda /] cpu"."""
+    """One row per class; each cell the engines' figures in the order host-fed cuda /
+    device-resident cuda / device-resident cuda with graphs / cpu (those recorded)."""
     columns = [("float64", "none"), ("float64", "l1"), ("float32", "none"), ("float32", "l1")]
-    engines = ["native_cuda", "native_cuda_device", "native_cpu"]
-    if not any("native_cuda_device" in case["engines"] for case in record["cases"]):
-        engines.remove("native_cuda_device")
+    engines = [e for e in ("native_cuda", "native_cuda_device", "native_cuda_device_graphs", "native_cpu")
+               if any(e in case["engines"] for case in record["cases"])]
     out = ["| class (rows x features, batch) | f64 none | f64 l1 | f32 none | f32 l1 |", "|---|---:|---:|---:|---:|"]
     classes: dict[str, dict] = {}
     for case in record["cases"]:

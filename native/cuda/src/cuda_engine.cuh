@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "batch.cuh"
@@ -13,6 +14,7 @@
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
 #include "engine_internal.cuh"
+#include "graph_replay.cuh"
 #include "linear_solver.cuh"
 #include "objective.cuh"
 #include "workspace.cuh"
@@ -69,7 +71,23 @@ private:
     // t = 1 is taken, the doubling. Returns the route of M's solve.
     core::SolveRoute majorizer_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
                                     const core::SolverConfig& config, bool& gram_formed);
+    // The flags record to the host: copy (enqueued), wait (a synchronization,
+    // counted), or both.
+    void copy_flags();
+    void wait_flags();
     void read_flags();
+    // The line search's launches along ws.step (every halving, decided on the device).
+    void line_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                              const core::SolverConfig& config);
+    // The Cholesky rung's step from ws.H, its search, the flags copy: launches only.
+    void cholesky_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                  const core::SolverConfig& config);
+    // After the Cholesky search's flags are read: the ladder's next rungs when
+    // it refused the system, and their search; the route of the step.
+    core::SolveRoute finish_search(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                   const core::SolverConfig& config);
+    // `launches` through `graph` when cuda_graphs is on, else directly.
+    void replay_or_launch(GraphReplay* graph, const std::function<void()>& launches);
 
     std::int64_t p_, d_;
     bool intercept_;
@@ -87,7 +105,8 @@ private:
     PinnedArray<double> host_sums_{kBatchCheckSums};
     PinnedArray<T> host_terms_;  // the penalty mask and history direction, uploaded per update
     int update_syncs_ = 0;
-    std::int64_t updates_ = 0, host_syncs_ = 0, graph_fallbacks_ = 0;
+    std::int64_t updates_ = 0, host_syncs_ = 0;
+    GraphReplay newton_graph_, lamm_graph_;  // cuda_graphs: a Newton iteration, LAMM's first pass
 };
 
 }  // namespace rh::cuda

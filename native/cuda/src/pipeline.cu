@@ -8,6 +8,7 @@
 // iteration (twice when the Cholesky rung refuses a system, more on the
 // SVD rung), and once at the end for the coefficients.
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -44,11 +45,29 @@ core::SolverConfig to_core(const rh_cuda_solver_config& c) {
 }  // namespace
 
 template <class T>
-void CudaEngine<T>::read_flags() {
+void CudaEngine<T>::copy_flags() {
     RH_CUDA_CHECK(cudaMemcpyAsync(host_flags_.get(), ws_.flags.data(), sizeof(IterationFlags), cudaMemcpyDeviceToHost,
                                   stream_));
+}
+
+template <class T>
+void CudaEngine<T>::wait_flags() {
     RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ++update_syncs_;
+}
+
+template <class T>
+void CudaEngine<T>::read_flags() {
+    copy_flags();
+    wait_flags();
+}
+
+template <class T>
+void CudaEngine<T>::replay_or_launch(GraphReplay* graph, const std::function<void()>& launches) {
+    if (cuda_graphs_ && graph != nullptr)
+        graph->run(stream_, launches);
+    else
+        launches();
 }
 
 template <class T>
@@ -98,27 +117,44 @@ void CudaEngine<T>::weighted_gram(const StagedBatch<T>& batch, const T* weights,
 // decided on the device), then the ladder's next rungs when the Cholesky rung
 // refused the system in ws.H: returns the route that gave the step.
 template <class T>
-core::SolveRoute CudaEngine<T>::search_along_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                                  const core::SolverConfig& config) {
+void CudaEngine<T>::line_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                         const core::SolverConfig& config) {
     const int n = static_cast<int>(batch.rows), p = static_cast<int>(p_);
-    const T tau = static_cast<T>(config.tau);
-    IterationFlags* flags = ws_.flags.data();
-    auto line_search = [&] {
-        vendor::rows_times(blas_, n, p, batch.X, ws_.step.data(), ws_.dz.data());
-        launch_line_search_losses<T>(stream_, batch.rows, ws_.r.data(), ws_.dz.data(),
-                                     intercept_ ? ws_.step.data() + p_ : nullptr, batch.w, tau, ws_.partials.data());
-        launch_line_search_decide<T>(stream_, terms, ws_.theta.data(), ws_.step.data(), ws_.partials.data(),
-                                     row_blocks(batch.rows), config.tol, flags);
-        read_flags();
-    };
-    solver_.cholesky_step(stream_, solver_handle_, d_, ws_.H.data(), ws_.gradient.data(), ws_.step.data(), flags);
-    line_search();
+    vendor::rows_times(blas_, n, p, batch.X, ws_.step.data(), ws_.dz.data());
+    launch_line_search_losses<T>(stream_, batch.rows, ws_.r.data(), ws_.dz.data(),
+                                 intercept_ ? ws_.step.data() + p_ : nullptr, batch.w, static_cast<T>(config.tau),
+                                 ws_.partials.data());
+    launch_line_search_decide<T>(stream_, terms, ws_.theta.data(), ws_.step.data(), ws_.partials.data(),
+                                 row_blocks(batch.rows), config.tol, ws_.flags.data());
+}
+
+template <class T>
+void CudaEngine<T>::cholesky_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                             const core::SolverConfig& config) {
+    solver_.cholesky_step(stream_, solver_handle_, d_, ws_.H.data(), ws_.gradient.data(), ws_.step.data(),
+                          ws_.flags.data());
+    line_search_launches(batch, terms, config);
+    copy_flags();
+}
+
+template <class T>
+core::SolveRoute CudaEngine<T>::finish_search(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                              const core::SolverConfig& config) {
     if (!host_flags_.get()->need_fallback) return core::SolveRoute::cholesky;
     const core::SolveRoute route = solver_.fallback_step(stream_, solver_handle_, d_, ws_.H.data(),
-                                                         ws_.gradient.data(), ws_.step.data(), flags,
+                                                         ws_.gradient.data(), ws_.step.data(), ws_.flags.data(),
                                                          host_flags_.get(), &update_syncs_);
-    line_search();
+    line_search_launches(batch, terms, config);
+    read_flags();
     return route;
+}
+
+template <class T>
+core::SolveRoute CudaEngine<T>::search_along_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                                  const core::SolverConfig& config) {
+    cholesky_search_launches(batch, terms, config);
+    wait_flags();
+    return finish_search(batch, terms, config);
 }
 
 template <class T>
@@ -160,16 +196,25 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::damped_newton(const StagedBa
     const int blocks = row_blocks(batch.rows);
     const IterationFlags& seen = *host_flags_.get();
     bool certify = false, majorizer_gram = false;
-    for (int iteration = 1; iteration <= config.max_iter; ++iteration) {
+    auto newton_system = [&] {
         score(batch, tau, h, true);  // r advanced by the last step; s, c, the Gram
         vendor::transposed_times(blas_, n, p, batch.X, ws_.s.data(), ws_.product.data());
         launch_newton_system<T>(stream_, terms, ws_.theta.data(), ws_.product.data(), ws_.partials.data(), blocks,
                                 ws_.G.data(), ws_.gradient.data(), ws_.H.data(), ws_.flags.data());
+    };
+    for (int iteration = 1; iteration <= config.max_iter; ++iteration) {
         bool by_majorizer = certify;
         core::SolveRoute route = core::SolveRoute::least_squares;
-        if (!by_majorizer) {
-            route = search_along_step(batch, terms, config);
+        if (!by_majorizer) {  // the system, its Cholesky step and the search: one graph when captured
+            replay_or_launch(&newton_graph_, [&] {
+                newton_system();
+                cholesky_search_launches(batch, terms, config);
+            });
+            wait_flags();
+            route = finish_search(batch, terms, config);
             diagnostics.record(route);
+        } else {
+            newton_system();
         }
         if (by_majorizer || !seen.accepted) {  // certifying, or Newton's search exhausted
             diagnostics.record(majorizer_step(batch, terms, config, majorizer_gram));
@@ -204,12 +249,11 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& b
     // The gradient at `from` (the residual there, advanced by any accepted
     // trial), then passes of trials until one is taken, a restart is called
     // or kMaxMajorizationTrials failed. True when a trial was taken.
-    auto iterate_from = [&](const T* from, const LammJudgement& judgement) {
-        score(batch, tau, T(1), false);
-        vendor::transposed_times(blas_, n, p, batch.X, ws_.s.data(), ws_.product.data());
-        launch_gradient<T>(stream_, terms, from, ws_.product.data(), ws_.partials.data(), blocks, ws_.gradient.data());
-        for (int used = 0; used < core::kMaxMajorizationTrials;) {
-            const int count = std::min(kLammTrialsPerPass, core::kMaxMajorizationTrials - used);
+    // `graph`: the plain phase's first pass (its arguments fixed within the
+    // batch) replays one captured graph; later passes and the accelerated
+    // phase (beta changes every iteration) launch plainly.
+    auto iterate_from = [&](const T* from, const LammJudgement& judgement, GraphReplay* graph) {
+        auto pass = [&](int count) {
             launch_lamm_proposals<T>(stream_, terms, from, ws_.gradient.data(), ws_.mask.data(), lambda_value, count,
                                      flags, trials);
             vendor::rows_times_matrix(blas_, n, p, count, batch.X, trials.feature_changes, ws_.trial_products.data());
@@ -218,9 +262,22 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& b
                                   ws_.trial_residuals.data(), ws_.partials.data());
             launch_lamm_decide<T>(stream_, terms, count, ws_.partials.data(), blocks, config.tol, trials,
                                   ws_.mask.data(), judgement, ws_.theta.data(), flags);
-            read_flags();
+            copy_flags();
+        };
+        int used = std::min(kLammTrialsPerPass, core::kMaxMajorizationTrials);
+        replay_or_launch(graph, [&] {
+            score(batch, tau, T(1), false);
+            vendor::transposed_times(blas_, n, p, batch.X, ws_.s.data(), ws_.product.data());
+            launch_gradient<T>(stream_, terms, from, ws_.product.data(), ws_.partials.data(), blocks,
+                               ws_.gradient.data());
+            pass(used);
+        });
+        wait_flags();
+        while (!(seen.accepted || seen.restarted) && used < core::kMaxMajorizationTrials) {
+            const int count = std::min(kLammTrialsPerPass, core::kMaxMajorizationTrials - used);
+            pass(count);
+            wait_flags();
             used += count;
-            if (seen.accepted || seen.restarted) break;
         }
         return seen.accepted != 0;
     };
@@ -236,7 +293,7 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& b
     bool stalled = false;
     while (!stalled && iteration < config.max_iter) {
         ++iteration;
-        if (!iterate_from(ws_.theta.data(), plain))
+        if (!iterate_from(ws_.theta.data(), plain, &lamm_graph_))
             return {iteration, false, core::StopReason::majorization_exhausted};
         if (seen.converged) return {iteration, true, core::StopReason::converged};
         step_norms[iteration % (core::kStallWindow + 1)] = seen.change_norm;
@@ -272,7 +329,7 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::lamm(const StagedBatch<T>& b
         residual_at_theta = !extrapolate;
         RH_CUDA_CHECK(cudaMemcpyAsync(ws_.previous.data(), ws_.theta.data(), sizeof(T) * d_,
                                       cudaMemcpyDeviceToDevice, stream_));
-        if (!iterate_from(from, LammJudgement{true, extrapolate, lambda_value})) {
+        if (!iterate_from(from, LammJudgement{true, extrapolate, lambda_value}, nullptr)) {
             if (!extrapolate) {
                 outcome = {iteration, false, core::StopReason::majorization_exhausted};
                 break;
@@ -313,6 +370,8 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     check_batch_description(batch, sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32, device_, p_, true);
     DeviceGuard guard(device_);
     update_syncs_ = 0;
+    newton_graph_.new_batch();
+    lamm_graph_.new_batch();
 
     // 2. The batch on the device, its values checked, its weight.
     const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
