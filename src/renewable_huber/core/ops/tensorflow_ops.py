@@ -31,7 +31,11 @@ GRAPH_MODE_MESSAGE = (
 
 def require_eager() -> None:
     if not tf.executing_eagerly():
-        raise BackendContractError(GRAPH_MODE_MESSAGE)
+        error = BackendContractError(GRAPH_MODE_MESSAGE)
+        # AutoGraph re-raises an error of a type it cannot rebuild as a
+        # StagingError; this attribute makes it pass the error on as it is.
+        error.ag_pass_through = True
+        raise error
 
 
 def device_of(tensor: tf.Tensor) -> tuple[str, int]:
@@ -170,7 +174,10 @@ class TensorflowOps:
         non-finite matrix, whose inverse NumPy finds non-finite too)."""
         if not bool(tf.reduce_all(tf.math.is_finite(a))):
             return None
-        lu, permutation = tf.linalg.lu(a)
+        try:
+            lu, permutation = tf.linalg.lu(a)
+        except tf.errors.InvalidArgumentError:  # the CPU kernel refuses an exactly zero pivot
+            return None
         if bool(tf.reduce_any(tf.equal(tf.linalg.diag_part(lu), 0))):
             return None
         return lu, permutation
