@@ -443,3 +443,15 @@ def test_the_estimator_runs_the_framework_backend(framework, tmp_path):
     assert isinstance(model.score(framework.native(X), framework.native(y)), float)
     loaded = RenewableHuberRegressor.load(model.save(tmp_path / "m.npz"))
     assert loaded.backend_ == framework.name
+
+
+def test_cupy_extras_cover_cuda_12_and_13():
+    tomllib = pytest.importorskip("tomllib")
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip("not running from a source checkout")
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    assert extras["gpu-cupy"][0].startswith("cupy-cuda12x") and extras["gpu-cupy-cuda13"][0].startswith("cupy-cuda13x")
+    assert "pip install 'renewable-huber[gpu-cupy-cuda13]'" in BACKEND_SPECS["cupy"].missing_message()

@@ -79,7 +79,8 @@ class TensorflowOps:
                     value = tf.identity(value)  # host data: one upload
             return value if value.dtype == self.dtype else tf.cast(value, self.dtype)
         with tf.device(self.device_name):
-            return tf.convert_to_tensor(np.asarray(value, dtype=self.numpy_dtype))  # host data: one conversion
+            # identity runs on the scope's device: the converted host data lands there
+            return tf.identity(tf.convert_to_tensor(np.asarray(value, dtype=self.numpy_dtype)))
 
     def asarray(self, value: Any, name: str = "array") -> TensorflowArray:
         return _wrap(self._tensor(value, name))
