@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
+import re
 import warnings
 from types import SimpleNamespace
 
@@ -305,6 +306,79 @@ def test_checkpoint_keeps_backend_and_dtype_and_loads_into_numpy(framework, tmp_
     back = backend.as_backend_state(payload.state)
     assert framework.is_native(back.coefficients)
     np.testing.assert_array_equal(backend.to_host_state(back).information, host.information)
+
+
+# ---------------------------------------------------------------- validation on the device
+
+BAD_BATCHES = {
+    "X one-dimensional": dict(X=np.ones(4)),
+    "X without rows": dict(X=np.ones((0, 3)), y=np.ones(0)),
+    "X without columns": dict(X=np.ones((4, 0))),
+    "X of other width": dict(X=np.ones((4, 2)), expected=3),
+    "X not finite": dict(X=np.array([[1.0, np.nan, 0.0]] * 4)),
+    "X complex": dict(X=np.ones((4, 3), dtype=complex)),
+    "y of other length": dict(y=np.ones(5)),
+    "y not finite": dict(y=np.array([1.0, np.inf, 0.0, 1.0])),
+    "y complex": dict(y=np.ones(4, dtype=complex)),
+    "y as a column": dict(y=np.ones((4, 1)), fine=True),
+    "weights of other length": dict(w=np.ones(3)),
+    "weights negative": dict(w=np.array([1.0, -1.0, 1.0, 1.0])),
+    "weights all zero": dict(w=np.zeros(4)),
+    "weights not finite": dict(w=np.array([1.0, np.nan, 1.0, 1.0])),
+    "integer X": dict(X=np.arange(12).reshape(4, 3), fine=True),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_BATCHES))
+def test_framework_arrays_are_validated_with_validation_py_messages(framework, case):
+    """The estimator's checks, run on the device for the framework's arrays:
+    the same error (type and text) as validation.py gives the NumPy arrays."""
+    from renewable_huber import validation
+
+    spec = dict(dict(X=np.ones((4, 3)), y=np.ones(4), w=np.ones(4), expected=None, fine=False), **BAD_BATCHES[case])
+    dtype = np.dtype("float64")
+
+    def host_path():
+        X = validation.validate_X(spec["X"], dtype, spec["expected"], "RenewableHuberRegressor")
+        validation.validate_vector(spec["y"], "y", dtype, X.shape[0])
+        validation.validate_sample_weight(spec["w"], dtype, X.shape[0])
+
+    backend = framework.backend("float64")
+    native = {key: framework.native(spec[key]) for key in ("X", "y", "w")}
+
+    def device_path():
+        return backend.validated_batch(native["X"], native["y"], native["w"], spec["expected"], "RenewableHuberRegressor")
+
+    if spec["fine"]:
+        host_path()
+        X, y, w = device_path()
+        assert all(framework.is_native(a) and framework.host(a).dtype == np.float64 for a in (X, y, w))
+        assert tuple(y.shape) == (4,)
+        return
+    with pytest.raises(Exception) as expected:
+        host_path()
+    with pytest.raises(type(expected.value)) as actual:
+        device_path()
+    assert str(actual.value) == str(expected.value)
+    # mixed: a framework X with host y and weights gives the same answer
+    with pytest.raises(type(expected.value), match="^" + re.escape(str(expected.value)) + "$"):
+        backend.validated_batch(native["X"], spec["y"], spec["w"], spec["expected"], "RenewableHuberRegressor")
+
+
+def test_valid_framework_arrays_pass_validation_in_place(framework):
+    backend = framework.backend("float64")
+    X, y = linear(20, 3)
+    X_n, y_n, w_n = framework.native(X), framework.native(y), framework.native(np.ones(20))
+    X_v, y_v, w_v = backend.validated_batch(X_n, y_n, w_n, 3, "RenewableHuberRegressor")
+    if framework.name == "torch":
+        assert X_v.data_ptr() == X_n.data_ptr() and y_v.data_ptr() == y_n.data_ptr()
+    else:
+        assert X_v is X_n
+    assert backend.owns(X_n) and not backend.owns(X)
+    host = backend.validated_X(X, 3, "RenewableHuberRegressor")  # host data goes through validation.py
+    assert isinstance(host, np.ndarray)
+    np.testing.assert_array_equal(backend.host_array(backend.predict(
+        backend.empty_state(3, True, "float64"), X_v)), np.zeros(20))
 
 
 # ---------------------------------------------------------------- error paths

@@ -21,6 +21,8 @@ from ..core.update import renewable_update
 from ..exceptions import BackendUnavailableError
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
+from ..validation import validate_sample_weight, validate_vector, validate_X
+from . import framework_inputs
 from .base import BackendCapabilities
 
 
@@ -30,7 +32,7 @@ class FrameworkBackend:
     name: str
     device: str
     n_jobs: Optional[int] = None
-    capabilities = BackendCapabilities(state_on_device=True)
+    capabilities = BackendCapabilities(state_on_device=True, framework_arrays=True)
 
     def __init__(self, ops: Any, dtype: str) -> None:
         self._ops = ops
@@ -58,10 +60,49 @@ class FrameworkBackend:
         with self._ops.context():
             return self._host(state.coefficients)
 
+    def host_array(self, array: Any) -> np.ndarray:
+        """An independent host NumPy copy of one of this backend's arrays (a prediction)."""
+        with self._ops.context():
+            return self._host(array)
+
     def _host(self, array: Any) -> np.ndarray:
         if self._ops.is_native(array):
             return self._ops.to_numpy(array)
         return np.array(array, dtype=self.dtype)
+
+    # ------------------------------------------------------------------ inputs
+    def owns(self, value: Any) -> bool:
+        """Whether ``value`` is an array of this backend's framework (validated here, not by validation.py)."""
+        return self._ops.is_native(value)
+
+    def validated_X(self, X: Any, expected_features: Optional[int], estimator_name: str) -> Any:
+        """validation.validate_X's checks and messages; a framework array is
+        checked on its device and comes back in the model dtype there."""
+        if not self.owns(X):
+            return validate_X(X, self.dtype, expected_features, estimator_name, self.all_finite)
+        with self._ops.context():
+            return self._ops.published(framework_inputs.validated_X(self._ops, X, expected_features, estimator_name))
+
+    def validated_batch(
+        self, X: Any, y: Any, sample_weight: Any, expected_features: Optional[int], estimator_name: str
+    ) -> tuple[Any, Any, Optional[Any]]:
+        """X, y and sample_weight validated in validation.py's order with its
+        messages: each framework array on its device, host data by validation.py
+        (a batch may mix the two: host data is uploaded once by ``update``)."""
+        X_array = self.validated_X(X, expected_features, estimator_name)
+        n_rows = int(X_array.shape[0])
+        with self._ops.context():
+            if self.owns(y):
+                y_array = framework_inputs.validated_vector(self._ops, y, "y", n_rows)
+            else:
+                y_array = validate_vector(y, "y", self.dtype, n_rows, self.all_finite)
+            if sample_weight is not None and self.owns(sample_weight):
+                weights = framework_inputs.validated_sample_weight(self._ops, sample_weight, n_rows)
+            else:
+                weights = validate_sample_weight(sample_weight, self.dtype, n_rows, self.all_finite)
+        return self._ops.published(X_array), self._ops.published(y_array), (
+            None if weights is None else self._ops.published(weights)
+        )
 
     def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
         return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))

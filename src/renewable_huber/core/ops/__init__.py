@@ -15,4 +15,8 @@ for the backend that runs the reference update over them
     to_numpy(x)          an independent host NumPy copy
     published(x)         what callers receive (the framework's own array type)
     context()            the scope every computation of the backend runs in
+
+and, for validating the framework's own arrays on their device
+(backends/framework_inputs.py): kind (NumPy's dtype kind), flatten,
+any_negative, sum_float64.
 """

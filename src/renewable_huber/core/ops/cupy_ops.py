@@ -63,6 +63,23 @@ class CupyOps:
         with cupy.cuda.Device(self.device_index):
             yield
 
+    # ------------------------------------------------------------------ input checks (framework_inputs.py)
+    @staticmethod
+    def kind(x: cupy.ndarray) -> str:
+        return x.dtype.kind
+
+    @staticmethod
+    def flatten(x: cupy.ndarray) -> cupy.ndarray:
+        return x.reshape(-1)
+
+    @staticmethod
+    def any_negative(x: cupy.ndarray) -> bool:
+        return bool((x < 0).any())
+
+    @staticmethod
+    def sum_float64(x: cupy.ndarray) -> float:
+        return float(x.sum(dtype=cupy.float64))
+
     # ------------------------------------------------------------------ ArrayOps
     def zeros(self, shape: tuple[int, ...]) -> cupy.ndarray:
         return cupy.zeros(shape, dtype=self.dtype)

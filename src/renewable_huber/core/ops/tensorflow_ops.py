@@ -103,6 +103,28 @@ class TensorflowOps:
         with tf.device(self.device_name):
             yield
 
+    # ------------------------------------------------------------------ input checks (framework_inputs.py)
+    @staticmethod
+    def kind(x: Any) -> str:
+        dtype = unwrap(x).dtype
+        if dtype.is_complex:
+            return "c"
+        if dtype.is_floating:
+            return "f"
+        return "b" if dtype.is_bool else "i"
+
+    @staticmethod
+    def flatten(x: Any) -> TensorflowArray:
+        return _wrap(tf.reshape(unwrap(x), [-1]))
+
+    @staticmethod
+    def any_negative(x: Any) -> bool:
+        return bool(tf.reduce_any(unwrap(x) < 0))
+
+    @staticmethod
+    def sum_float64(x: Any) -> float:
+        return float(tf.reduce_sum(tf.cast(unwrap(x), tf.float64)))
+
     # ------------------------------------------------------------------ ArrayOps
     def zeros(self, shape: tuple[int, ...]) -> TensorflowArray:
         return _wrap(tf.zeros(shape, dtype=self.dtype))

@@ -70,6 +70,28 @@ class TorchOps:
             else:
                 yield
 
+    # ------------------------------------------------------------------ input checks (framework_inputs.py)
+    @staticmethod
+    def kind(x: torch.Tensor) -> str:
+        """NumPy's dtype kind: "f", "c", "b" or "i"."""
+        if x.is_complex():
+            return "c"
+        if x.is_floating_point():
+            return "f"
+        return "b" if x.dtype == torch.bool else "i"
+
+    @staticmethod
+    def flatten(x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(-1)
+
+    @staticmethod
+    def any_negative(x: torch.Tensor) -> bool:
+        return bool((x < 0).any())
+
+    @staticmethod
+    def sum_float64(x: torch.Tensor) -> float:
+        return float(x.sum(dtype=torch.float64))
+
     # ------------------------------------------------------------------ ArrayOps
     def zeros(self, shape: tuple[int, ...]) -> torch.Tensor:
         return torch.zeros(shape, dtype=self.dtype, device=self.device)
