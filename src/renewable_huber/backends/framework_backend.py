@@ -49,11 +49,8 @@ class FrameworkBackend:
 
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """An independent host NumPy copy in the model dtype."""
-        ops = self._ops
-        with ops.context():
-            return state.with_arrays(
-                self._host(state.coefficients), self._host(state.information)
-            )
+        with self._ops.context():
+            return state.with_arrays(self._host(state.coefficients), self._host(state.information))
 
     def host_coefficients(self, state: RenewableHuberState) -> np.ndarray:
         """The coefficients alone as a host NumPy copy (``coef_``, ``intercept_``)."""
