@@ -9,7 +9,8 @@ state) and `partial_fit`s the rest; the host-to-device transfer of every
 batch is inside the timer. Where CuPy is installed, `native_cuda_device` is
 the same engine fed CuPy arrays uploaded before the timer (device-resident
 data, consumed in place through DLPack: issue 14), and
-`native_cuda_device_graphs` the same with cuda_graphs=True. Engines alternate per
+`native_cuda_device_graphs` the same with cuda_graphs=True, and `cupy` the
+reference update on CuPy (backend="cupy") fed the same device batches. Engines alternate per
 round. Also recorded: the CUDA engine's host synchronizations per update and
 per iteration.
 
@@ -102,6 +103,8 @@ def main(argv=None):
         cupy = None
     if cupy is not None:
         engines[1:1] = ["native_cuda_device", "native_cuda_device_graphs"]
+        if availability("cupy")[0]:
+            engines.append("cupy")  # the reference update on CuPy arrays, fed the same device-resident batches
     cases = []
     for name in args.classes:
         samples, features, batch = CLASSES[name]
@@ -110,13 +113,15 @@ def main(argv=None):
             for penalty in ("none", "l1"):
                 names = engines + (["numpy"] if name in args.numpy_classes else [])
                 models = {e: RenewableHuberRegressor(backend=e.replace("_device", "").replace("_graphs", ""),
+                                                     device="cpu" if e in ("native_cpu", "numpy") else "cuda",
                                                      dtype=dtype, penalty=penalty, cuda_graphs=e.endswith("_graphs"),
                                                      n_jobs=-1 if e == "native_cpu" else None) for e in names}
                 data = {e: batches for e in names}
                 if "native_cuda_device" in names:
                     on_device = [(cupy.asarray(X), cupy.asarray(y)) for X, y in batches]
                     cupy.cuda.Device().synchronize()
-                    data["native_cuda_device"] = data["native_cuda_device_graphs"] = on_device
+                    for e in ("native_cuda_device", "native_cuda_device_graphs", "cupy"):
+                        data[e] = on_device
                 for e, model in models.items():
                     stream_seconds(model, data[e])  # prime: engine, workspaces, kernels loaded
                 times = {e: [] for e in names}

@@ -17,11 +17,13 @@ import sys
 def rows(record: dict) -> list[str]:
     device = any("native_cuda_device" in case["engines"] for case in record["cases"])
     graphs = any("native_cuda_device_graphs" in case["engines"] for case in record["cases"])
+    cupy = any("cupy" in case["engines"] for case in record["cases"])
     out = ["| class (rows x features, batch) | dtype | penalty | native_cuda | "
            + ("native_cuda, device-resident | " if device else "")
-           + ("device-resident, cuda_graphs | " if graphs else "")
+           + ("device-resident, cuda_graphs | " if graphs else "") + ("cupy backend | " if cupy else "")
            + "native_cpu (16 cores) | numpy | syncs / iterations (last batch) |",
-           "|---|---|---|---:|" + ("---:|" if device else "") + ("---:|" if graphs else "") + "---:|---:|---|"]
+           "|---|---|---|---:|" + ("---:|" if device else "") + ("---:|" if graphs else "") + ("---:|" if cupy else "")
+           + "---:|---:|---|"]
     for case in record["cases"]:
         n, p = case["shape"]
         engines = case["engines"]
@@ -32,7 +34,7 @@ def rows(record: dict) -> list[str]:
         last = case["native_cuda_last_batch"]
         out.append(f"| {case['class']} ({n:,} x {p}, {case['batch']:,}) | {case['dtype']} | {case['penalty']} "
                    f"| {ms('native_cuda')} | " + (f"{ms('native_cuda_device')} | " if device else "")
-                   + (f"{ms('native_cuda_device_graphs')} | " if graphs else "")
+                   + (f"{ms('native_cuda_device_graphs')} | " if graphs else "") + (f"{ms('cupy')} | " if cupy else "")
                    + f"{ms('native_cpu')} | {ms('numpy')} "
                    f"| {last['host_syncs']} / {last['iterations']} |")
     return out

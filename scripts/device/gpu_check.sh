@@ -73,6 +73,7 @@ tests() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
     tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
     tests/backends/test_dlpack_capsules.py tests/backends/test_native_cuda_dlpack_protocol.py tests/test_device_inputs.py \
+    tests/backends/test_framework_backends.py tests/backends/test_registry.py \
     -o junit_logging=system-out --junitxml="$OUT/pytest-gpu.xml"
   local rc=$?
   # the robust solver's rules and the stress streams on the GPU engine

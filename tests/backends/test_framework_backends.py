@@ -504,8 +504,6 @@ def test_torch_inputs_are_detached_and_outputs_carry_no_graph():
 # ---------------------------------------------------------------- through the estimator
 
 
-@pytest.mark.xfail(strict=True, reason="the estimator does not carry framework arrays yet: coef_ is taken with "
-                   "state.coefficients[:p].copy() and score/validation go through np.asarray (docs/backends.md)")
 def test_the_estimator_runs_the_framework_backend(framework, tmp_path):
     X, y = linear(300, 3)
     model = RenewableHuberRegressor(backend=framework.name, device=framework.device)
@@ -514,7 +512,10 @@ def test_the_estimator_runs_the_framework_backend(framework, tmp_path):
         model.partial_fit(X[:150], y[:150]).partial_fit(framework.native(X[150:]), framework.native(y[150:]))
     assert isinstance(model.coef_, np.ndarray) and model.backend_ == framework.name
     assert framework.is_native(model.predict(framework.native(X[:5])))
-    assert isinstance(model.score(framework.native(X), framework.native(y)), float)
+    score = model.score(framework.native(X), framework.native(y))  # on the framework's device
+    assert isinstance(score, float)
+    assert score == pytest.approx(model.score(X, y), rel=1e-12)  # host targets: on the host
+    assert score == pytest.approx(model.score(framework.native(X), y), rel=1e-12)  # mixed
     loaded = RenewableHuberRegressor.load(model.save(tmp_path / "m.npz"))
     assert loaded.backend_ == framework.name
 

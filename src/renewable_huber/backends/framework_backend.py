@@ -87,7 +87,13 @@ class FrameworkBackend:
         messages: each framework array on its device, host data by validation.py
         (a batch may mix the two: host data is uploaded once by ``update``)."""
         X_array = self.validated_X(X, expected_features, estimator_name)
-        n_rows = int(X_array.shape[0])
+        y_array, weights = self.validated_targets(y, sample_weight, int(X_array.shape[0]))
+        return self._ops.published(X_array), y_array, weights
+
+    def validated_targets(self, y: Any, sample_weight: Any, n_rows: int) -> tuple[Any, Optional[Any]]:
+        """y and sample_weight for ``n_rows`` rows, validated in validation.py's
+        order with its messages: framework arrays on their device, host data
+        by validation.py (returned as NumPy)."""
         with self._ops.context():
             if self.owns(y):
                 y_array = framework_inputs.validated_vector(self._ops, y, "y", n_rows)
@@ -97,9 +103,7 @@ class FrameworkBackend:
                 weights = framework_inputs.validated_sample_weight(self._ops, sample_weight, n_rows)
             else:
                 weights = validate_sample_weight(sample_weight, self.dtype, n_rows, self.all_finite)
-        return self._ops.published(X_array), self._ops.published(y_array), (
-            None if weights is None else self._ops.published(weights)
-        )
+        return self._ops.published(y_array), None if weights is None else self._ops.published(weights)
 
     def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
         return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..exceptions import ValidationError
-from ..validation import X_SHAPE_MESSAGE
+from ..validation import check_vector_rows, check_X_shape
 
 
 def _shape(array: Any) -> tuple[int, ...]:
@@ -35,18 +35,7 @@ def _require_finite(ops: Any, array: Any, name: str) -> None:
 def validated_X(ops: Any, X: Any, expected_features: Optional[int], estimator_name: str) -> Any:
     """validation.validate_X for a framework array (finite values tested)."""
     array = _cast(ops, X, "X")
-    shape = _shape(array)
-    if len(shape) != 2:
-        raise ValidationError(X_SHAPE_MESSAGE)
-    n_rows, n_columns = shape
-    if n_rows < 1:
-        raise ValidationError(f"Found array with 0 sample(s) (shape={shape}) while a minimum of 1 is required.")
-    if n_columns < 1:
-        raise ValidationError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
-    if expected_features is not None and n_columns != expected_features:
-        raise ValidationError(
-            f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
-        )
+    check_X_shape(_shape(array), expected_features, estimator_name)
     _require_finite(ops, array, "X")
     return array
 
@@ -54,10 +43,7 @@ def validated_X(ops: Any, X: Any, expected_features: Optional[int], estimator_na
 def validated_vector(ops: Any, value: Any, name: str, n_rows: int) -> Any:
     """validation.validate_vector for a framework array: y or sample_weight."""
     array = ops.flatten(_cast(ops, value, name))
-    if _shape(array)[0] != n_rows:
-        if name == "y":
-            raise ValidationError("X and y must contain the same number of samples")
-        raise ValidationError(f"{name} and X must contain the same number of samples")
+    check_vector_rows(name, _shape(array)[0], n_rows)
     _require_finite(ops, array, name)
     return array
 
