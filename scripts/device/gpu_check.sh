@@ -93,9 +93,13 @@ for dtype in ("float64", "float32"):
     for penalty in ("none", "l1"):
         X = rng.normal(size=(600, 7)).astype(dtype); y = (X @ rng.normal(size=7) + rng.standard_t(3, size=600)).astype(dtype)
         m = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        g = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty, cuda_graphs=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for s in range(0, 600, 200): m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+            for s in range(0, 600, 200):
+                m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+                g.partial_fit(X[s:s+200], y[s:s+200])
+        print(dtype, penalty, "graphs", {k: g.cuda_features_[k] for k in ("graph_captures", "graph_replays", "graph_fallbacks")})
         X[:, 2] = X[:, 1]
         RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
         m.predict(X); m.state_
