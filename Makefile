@@ -29,7 +29,7 @@ $(VPY):
 	$(VPY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(VPY) pyproject.toml
-	$(VPY) -m pip install --quiet -e '.[test]'
+	$(VPY) -m pip install --quiet -e '.[test,test-frameworks]'
 	touch $@
 
 # The C++ CPU engine: build requirements from PyPI (and Debian when missing),
