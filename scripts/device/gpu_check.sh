@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|profile|bench|cuda_wheel]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|cuda_wheel]...
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -26,7 +26,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
 export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench cuda_wheel)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench cuda_wheel)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -110,6 +110,30 @@ PY
     compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
   done
   return $rc
+}
+
+leaks() {
+  # nanobind reports Engine and diagnostics instances alive at interpreter
+  # exit after the sanitizer streams: who holds an engine once its model is gone?
+  $PY - <<'PY'
+import gc, sys, warnings
+import numpy as np
+from renewable_huber import RenewableHuberRegressor
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 5)); y = X.sum(1) + rng.standard_t(3, size=300)
+for penalty in ("none", "l1"):
+    m = RenewableHuberRegressor(backend="native_cuda", penalty=penalty).fit(X, y)
+    m.partial_fit(X, y); m.predict(X); m.state_
+    backend = m._current_backend(); engine = backend._engine; diagnostics = backend.last_native_diagnostics
+    del m, backend
+    gc.collect()
+    print(penalty, "engine referrers:", [type(r).__name__ for r in gc.get_referrers(engine) if r is not globals()],
+          "refcount", sys.getrefcount(engine), "| diagnostics referrers:",
+          [type(r).__name__ for r in gc.get_referrers(diagnostics) if r is not globals()])
+    del engine, diagnostics
+    gc.collect()
+print("leaks: done (nanobind's report, if any, follows at exit)")
+PY
 }
 
 profile() {
