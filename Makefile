@@ -14,7 +14,7 @@ CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH
 CTEST_BUILD := native/build
 JOBS ?= 2
 
-.PHONY: run test setup native-ctest clean
+.PHONY: run test setup native-ctest dist dist-check clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
@@ -29,7 +29,7 @@ $(VPY):
 	$(VPY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(VPY) pyproject.toml
-	$(VPY) -m pip install --quiet -e '.[test]'
+	$(VPY) -m pip install --quiet -e '.[test,test-frameworks]'
 	touch $@
 
 # The C++ CPU engine: build requirements from PyPI (and Debian when missing),
@@ -51,5 +51,15 @@ native-ctest: $(NATIVE_STAMP) $(CUDA_STAMP)
 	cmake --build $(CTEST_BUILD) -j $(JOBS)
 	ctest --test-dir $(CTEST_BUILD) --output-on-failure
 
+# Release artifacts (docs/distributions.md): the sdist and the three wheels
+# into dist/, checked by scripts/release/check_dist.py; dist-check then
+# installs them into a fresh environment without a compiler and replays the
+# golden corpus through native_cpu.
+dist: setup
+	RH_BUILD_JOBS=$(JOBS) bash scripts/release/build_wheels.sh $(abspath $(VPY))
+
+dist-check: dist
+	bash scripts/release/clean_room_install.sh dist
+
 clean:
-	rm -rf $(VENV) native/build native/build-python-cpu native/build-python-cuda .pytest_cache
+	rm -rf $(VENV) native/build native/build-python-cpu native/build-python-cuda build-dist dist .pytest_cache

@@ -12,6 +12,14 @@ import pytest
 
 from renewable_huber.exceptions import NotFittedError
 
+try:  # property tests draw the same examples on every run: CI cannot fail at random
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("deterministic", derandomize=True, database=None)
+    _hypothesis_settings.load_profile("deterministic")
+except ImportError:  # pragma: no cover - hypothesis is a test requirement
+    pass
+
 
 @pytest.fixture
 def rng() -> np.random.Generator:

@@ -11,7 +11,7 @@ import os
 import warnings
 from types import SimpleNamespace
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -48,7 +48,15 @@ def _route_kind(route: str) -> str:
     return "regular" if route in ("lu", "cholesky") else route
 
 
-def replay_case(case: dict[str, Any], backend: str, *, oracle: bool, own_rounding: bool = False) -> None:
+def replay_case(
+    case: dict[str, Any],
+    backend: str,
+    *,
+    oracle: bool,
+    own_rounding: bool = False,
+    device: Optional[str] = None,
+    model: Any = None,
+) -> None:
     """Stream the case's batches through ``backend``; compare after every batch.
 
     ``oracle`` also requires the same convergence flags, stop reasons and
@@ -76,16 +84,23 @@ def replay_case(case: dict[str, Any], backend: str, *, oracle: bool, own_roundin
     stop up to ~1e-4 apart there (measured: integer_weights_f32_intercept on
     the H200, Newton step 9e-5 left at the CUDA stop, 3e-7 at NumPy's), within
     the case's coefficient tolerance, and h ~ 0.06 turns that into 2e-3 of J.
+
+    ``device`` overrides the backend's default device ("cpu" for the torch and
+    tensorflow backends on the CPU). ``model``, called with the case's
+    config, replaces the estimator with an object that has what is read of it
+    here (``partial_fit``, ``state_``, ``diagnostics_``, ``predict`` returning
+    host values): a backend driven without the estimator.
     """
     from own_rounding import assert_close_entrywise, information_allowed
 
 
-    config = dict(case["config"], backend=backend, device="cuda" if BACKEND_SPECS[backend].runs_on == "cuda" else "cpu")
+    default_device = "cuda" if BACKEND_SPECS[backend].runs_on == "cuda" else "cpu"
+    config = dict(case["config"], backend=backend, device=device or default_device)
     dtype = np.dtype(config["dtype"])
     rtol, atol = case["rtol"], case["atol"]
     schedule_rtol = 1e-6 if own_rounding and dtype == np.float32 else SCHEDULE_RTOL
     floor_allowed = own_rounding and dtype == np.float64 and config["penalty"] == "none"
-    model = RenewableHuberRegressor(**config)
+    model = RenewableHuberRegressor(**config) if model is None else model(config)
     ramp, floor = 0.0, 0.0
     assert len(case["batches"]) == len(case["expected"]["states"]), (
         f"{case['id']}: {len(case['batches'])} batches but {len(case['expected']['states'])} expected states"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pytest
 
 from renewable_huber.backends.numpy_backend import NumpyBackend
 from renewable_huber.config import SolverConfig
@@ -114,6 +113,8 @@ def check_own_rounding_stream(native, scenario, penalty, dtype, seed, *, check=N
     floor (see the comment above). ``check(where)`` runs after each update;
     ``schedule_rtol`` bounds N, h and lambda (an engine that sums weights in
     double instead of the model dtype needs ~1e-6 in float32)."""
+    import pytest  # here, not at the top: the release check's clean room replays with this module, without pytest
+
     if scenario == "rank_deficient" and (dtype == "float32" or penalty == "l1"):
         pytest.skip("rank-deficient systems are compared in float64 Newton")
     cfg, p, fit_intercept, batches, rng = fast_scenario(scenario, penalty, dtype, seed)

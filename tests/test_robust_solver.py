@@ -22,6 +22,7 @@ from renewable_huber.core import NumpyOps
 from renewable_huber.core.lamm import lamm
 from renewable_huber.core.newton import damped_newton
 from renewable_huber.core.objective import SurrogateObjective
+from renewable_huber.backends.registry import BACKEND_SPECS, create_backend
 from renewable_huber.core.solver_rules import PLAIN_LAMM_ITERATIONS
 from renewable_huber.exceptions import ConvergenceWarning
 from renewable_huber.state import RenewableHuberState
@@ -29,7 +30,8 @@ from v1_reference import v1_lamm, v1_solvers
 
 OPS = NumpyOps("float64")
 NATIVE = availability("native_cpu")[0]
-ENGINES = ["numpy", pytest.param("native_cpu", marks=pytest.mark.skipif(not NATIVE, reason="native_cpu absent"))]
+ENGINES = ["numpy", pytest.param("native_cpu", marks=pytest.mark.skipif(not NATIVE, reason="native_cpu absent")),
+           pytest.param("native_cuda", marks=pytest.mark.gpu)]
 
 
 def native_backend(dtype="float64", kernel="auto"):
@@ -316,7 +318,7 @@ def test_no_history_term_without_rows_even_with_weight_and_lambda(backend):
     gated.information[:] = np.eye(4) * 5.0
     gated.weight_sum, gated.previous_lambda = 40.0, 0.8
     without = dataclasses.replace(gated, previous_lambda=0.0)
-    engine = NumpyBackend() if backend == "numpy" else native_backend()
+    engine = create_backend(backend, BACKEND_SPECS[backend].runs_on, "float64", None)
     cfg = config(penalty="l1", max_iter=3000, tol=1e-7)
     a, da = engine.update(gated, X, y, None, cfg)
     b, db = engine.update(without, X, y, None, cfg)

@@ -33,7 +33,6 @@ from stress_streams import stress_streams
 from v1_reference import v1_solvers
 
 STREAMS = 300
-ENGINES = ["numpy", "native_cpu"]
 #: |F_a - F_b| <= rtol max(|F|) + atol, and predictions within band * (1 + max |prediction|)
 OBJECTIVE_TOLERANCE = {"float64": (1e-9, 1e-10), "float32": (1e-4, 1e-5)}
 #: float64: the fast path's noise floor (docs/numerical-contract-notes.md); float32: the
@@ -46,11 +45,9 @@ NOT_WORSE_RTOL = {"float64": 1e-8, "float32": 1e-5}
 
 
 def _engine(name, dtype):
-    if name == "numpy":
-        return NumpyBackend(dtype)
-    from renewable_huber.backends.native_cpu_backend import NativeCpuBackend
+    from renewable_huber.backends.registry import BACKEND_SPECS, create_backend
 
-    return NativeCpuBackend(dtype)
+    return create_backend(name, BACKEND_SPECS[name].runs_on, dtype, None)
 
 
 def _config(params):
@@ -63,12 +60,34 @@ def _config(params):
 
 @pytest.mark.skipif(not availability("native_cpu")[0], reason="native_cpu not installed")
 def test_every_engine_converges_agrees_and_is_never_worse_than_v1():
+    _check_against_numpy("native_cpu", STREAMS)
+
+
+@pytest.mark.gpu
+def test_native_cuda_converges_agrees_and_is_never_worse_than_v1():
+    """The CUDA engine on the same streams (its own rounding: the same bands)."""
+    _check_against_numpy("native_cuda", STREAMS)
+
+
+def _float64_gaps(state, X, y, w, config, pa, pb, weighted):
+    """How far NumPy's float32 predictions (pa) and the other engine's (pb) are
+    from the float64 fit's, on the weighted rows, from the same state."""
+    state64, _ = NumpyBackend("float64").update(state, X.astype(np.float64), y.astype(np.float64), w, config)
+    p64 = np.asarray(NumpyBackend("float64").predict(state64, X.astype(np.float64)), np.float64)[weighted]
+    return float(np.max(np.abs(pa - p64))), float(np.max(np.abs(pb - p64)))
+
+
+def _check_against_numpy(other, streams):
+    """Every batch of `streams` stress streams, from NumPy's state each time:
+    both engines converge without a RuntimeWarning, agree on the objective
+    and on the predictions at the weighted rows, and end no worse than v1."""
+    engine_names = ["numpy", other]
     reference = {dtype: NumpyBackend(dtype) for dtype in ("float64", "float32")}
     failures = []
-    for stream in stress_streams(STREAMS):
+    for stream in stress_streams(streams):
         params, dtype = stream.params, stream.params["dtype"]
         config = _config(params)
-        engines = {name: _engine(name, dtype) for name in ENGINES}
+        engines = {name: _engine(name, dtype) for name in engine_names}
         p = stream.batches[0][0].shape[1]
         state = RenewableHuberState.empty(p, params["fit_intercept"], dtype)
         for index, (X, y, w) in enumerate(stream.batches):
@@ -84,16 +103,25 @@ def test_every_engine_converges_agrees_and_is_never_worse_than_v1():
             for name, (_, diagnostics) in results.items():
                 if not diagnostics.converged:
                     failures.append(f"{where}: {name} stopped ({diagnostics.stop_reason})")
-            (a, da), (b, db) = results["numpy"], results["native_cpu"]
+            (a, da), (b, db) = results["numpy"], results[other]
             rtol, atol = OBJECTIVE_TOLERANCE[dtype]
             if abs(da.objective - db.objective) > rtol * max(abs(da.objective), abs(db.objective)) + atol:
-                failures.append(f"{where}: objectives {da.objective!r} (numpy) and {db.objective!r} (native_cpu)")
+                failures.append(f"{where}: objectives {da.objective!r} (numpy) and {db.objective!r} ({other})")
             weighted = np.ones(len(y), bool) if w is None else w > 0
             pa = np.asarray(engines["numpy"].predict(a, X), np.float64)[weighted]
-            pb = np.asarray(engines["native_cpu"].predict(b, X), np.float64)[weighted]
+            pb = np.asarray(engines[other].predict(b, X), np.float64)[weighted]
             band = PREDICTION_BAND[params["penalty"], dtype] * (1.0 + np.max(np.abs(pa)))
-            if np.max(np.abs(pa - pb)) > band:
-                failures.append(f"{where}: predictions differ by {np.max(np.abs(pa - pb)):.3g} > {band:.3g}")
+            gap = np.max(np.abs(pa - pb))
+            if gap > band:
+                # float32 in a flat valley: the minimizer is determined only as far as the
+                # objective's rounding allows. The float64 fit from the same state says how
+                # far that is: the other engine may not end farther from it than NumPy's
+                # float32 fit does (plus the band).
+                float64_gap = _float64_gaps(state, X, y, w, config, pa, pb, weighted) if dtype == "float32" else None
+                if float64_gap is None or float64_gap[1] > float64_gap[0] + band:
+                    detail = "" if float64_gap is None else (
+                        f" (from the float64 fit: numpy {float64_gap[0]:.3g}, {other} {float64_gap[1]:.3g})")
+                    failures.append(f"{where}: predictions differ by {gap:.3g} > {band:.3g}{detail}")
             for name, (_, diagnostics) in results.items():
                 allowed = NOT_WORSE_RTOL[dtype] * (abs(v1.objective) + params["tau"] ** 2)
                 if diagnostics.objective > v1.objective + allowed:

@@ -2,8 +2,8 @@
 // over its C ABI only (native/cuda/include/rh_cuda.hpp's RAII wrapper). Host
 // arrays must be C-contiguous CPU arrays of the engine's dtype (no implicit
 // conversion; the Python adapter makes the one explicit copy the contract
-// allows); device arrays arrive as pointers with their stream (the adapter
-// negotiates DLPack). The GIL is released around every engine call that
+// allows); device arrays arrive as DLPack capsules the adapter exported on
+// the engine's stream (dlpack_import.hpp consumes them). The GIL is released around every engine call that
 // runs device work. Failures cross into Python as EngineError(message,
 // status name), the core types' bindings shared with the CPU module.
 #include <nanobind/nanobind.h>
@@ -13,6 +13,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "core/diagnostics.hpp"
 #include "core/status.hpp"
 #include "core_bindings.hpp"
+#include "dlpack_import.hpp"
 #include "rh_cuda.hpp"
 
 namespace nb = nanobind;
@@ -51,6 +53,7 @@ public:
            bool fast_math, std::uint64_t stream)
         : dtype_(parse_dtype(dtype)),
           d_(n_features + (fit_intercept ? 1 : 0)),
+          device_(device),
           engine_(options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream)) {}
 
     void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters) {
@@ -100,20 +103,69 @@ public:
         return run_update(batch, config, coefficients_out.data());
     }
 
-    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_device(
-        std::uintptr_t X, std::uintptr_t y, std::uintptr_t sample_weight, std::int64_t rows, std::int64_t features,
-        std::uint64_t stream, const rh::core::SolverConfig& config, HostArray coefficients_out) {
+    // A device batch: the DLPack capsules of X, y and (optionally) the
+    // weights, exported on this engine's stream (the producer's work is
+    // ordered before it), read in place; the capsules' deleters run when
+    // this returns, after the update's closing synchronization.
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_dlpack(
+        nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
+        HostArray coefficients_out) {
         check_host(coefficients_out, d_, "out_coefficients");
+        rh::python::ImportedTensor x = rh::python::ImportedTensor::consume(X.ptr(), "X");
+        rh::python::ImportedTensor targets = rh::python::ImportedTensor::consume(y.ptr(), "y");
+        rh::python::ImportedTensor weights;
+        if (!sample_weight.is_none()) weights = rh::python::ImportedTensor::consume(sample_weight.ptr(), "sample_weight");
+        x.require("X", 2, bits(), device_);
+        const std::int64_t rows = x.extent(0);
+        targets.require("y", 1, bits(), device_);
+        if (targets.extent(0) != rows) fail("y has " + std::to_string(targets.extent(0)) + " rows, X has " +
+                                            std::to_string(rows));
+        if (!sample_weight.is_none()) {
+            weights.require("sample_weight", 1, bits(), device_);
+            if (weights.extent(0) != rows)
+                fail("sample_weight has " + std::to_string(weights.extent(0)) + " rows, X has " +
+                     std::to_string(rows));
+        }
         auto batch = rh::cuda_abi::make<rh_cuda_batch>();
         batch.memory = RH_CUDA_MEMORY_DEVICE;
         batch.dtype = dtype_;
         batch.rows = rows;
-        batch.features = features;
-        batch.X = reinterpret_cast<const void*>(X);
-        batch.y = reinterpret_cast<const void*>(y);
-        batch.sample_weight = reinterpret_cast<const void*>(sample_weight);
-        batch.stream = stream;
+        batch.features = x.extent(1);
+        batch.X = x.data();
+        batch.y = targets.data();
+        batch.sample_weight = sample_weight.is_none() ? nullptr : weights.data();
+        batch.stream = 0;  // ordered by the export on the engine's stream
+        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), reinterpret_cast<std::uintptr_t>(batch.y),
+                                 reinterpret_cast<std::uintptr_t>(batch.sample_weight)};
         return run_update(batch, config, coefficients_out.data());
+    }
+
+    // Device-resident prediction: X's capsule and out's (a writable vector of
+    // X's rows, the engine's dtype), both exported on the engine's stream;
+    // the engine's stream is synchronized before the capsules are released,
+    // so out is ready when this returns.
+    void predict_dlpack(nb::handle X, nb::handle out) {
+        rh::python::ImportedTensor x = rh::python::ImportedTensor::consume(X.ptr(), "X");
+        rh::python::ImportedTensor result = rh::python::ImportedTensor::consume(out.ptr(), "out");
+        x.require("X", 2, bits(), device_);
+        result.require("out", 1, bits(), device_);
+        result.require_writable("out");
+        const std::int64_t rows = x.extent(0);
+        if (result.extent(0) != rows)
+            fail("out has " + std::to_string(result.extent(0)) + " rows, X has " + std::to_string(rows));
+        if (rows == 0) return;
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_DEVICE;
+        batch.dtype = dtype_;
+        batch.rows = rows;
+        batch.features = x.extent(1);
+        batch.X = x.data();
+        batch.stream = 0;
+        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), 0,
+                                 reinterpret_cast<std::uintptr_t>(result.data())};
+        nb::gil_scoped_release released;
+        engine_.predict(batch, result.data());
+        engine_.synchronize();
     }
 
     void predict_host(HostArray X, HostArray out) {
@@ -170,6 +222,13 @@ public:
     }
 
     std::int64_t n_parameters() const { return d_; }
+    // The device addresses the engine read (X, y, weights) in its last device
+    // update, or (X, 0, out) in its last device prediction: the tests compare
+    // them with the caller's arrays (no copy was made).
+    std::tuple<std::uintptr_t, std::uintptr_t, std::uintptr_t> last_device_pointers() const {
+        return {last_device_pointers_[0], last_device_pointers_[1], last_device_pointers_[2]};
+    }
+    std::uint64_t stream() { return engine_.features().stream; }
 
 private:
     static rh_cuda_engine_options options(int device, int32_t dtype, std::int64_t n_features, bool fit_intercept,
@@ -245,8 +304,12 @@ private:
                 c.weight_sum};
     }
 
+    uint8_t bits() const { return dtype_ == RH_CUDA_FLOAT64 ? 64 : 32; }
+
     int32_t dtype_;
     std::int64_t d_;
+    int device_;
+    std::array<std::uintptr_t, 3> last_device_pointers_{};
     rh::cuda_abi::Engine engine_;
 };
 
@@ -271,10 +334,31 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         },
         engine_error);
     rh::python::bind_core_types(m);
+    nb::exception<rh::python::DlpackContractError>(m, "DlpackContractError", PyExc_TypeError);
 
     nb::class_<CudaUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CudaUpdateDiagnostics")
         .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs);
 
+    // The capsule rules of dlpack_import.hpp on any device type, for the
+    // host-side tests (NumPy's capsules): consumes the capsule, checks it,
+    // releases it; returns what was read.
+    m.def(
+        "_check_dlpack_capsule",
+        [](nb::handle capsule, const std::string& what, int ndim, int bits, int device_type, int device_id,
+           bool writable) {
+            rh::python::ImportedTensor tensor = rh::python::ImportedTensor::consume(capsule.ptr(), what);
+            tensor.require(what, ndim, static_cast<uint8_t>(bits), device_id, device_type);
+            if (writable) tensor.require_writable(what);
+            nb::list shape;
+            for (int axis = 0; axis < ndim; ++axis) shape.append(tensor.extent(axis));
+            nb::dict out;
+            out["shape"] = nb::tuple(shape);
+            out["data"] = reinterpret_cast<std::uintptr_t>(tensor.data());
+            out["versioned"] = tensor.versioned();
+            out["read_only"] = tensor.read_only();
+            return out;
+        },
+        "capsule"_a, "what"_a, "ndim"_a, "bits"_a, "device_type"_a, "device_id"_a, "writable"_a = false);
     m.def("library_abi_version", &rh_cuda_abi_version, "the engine library's ABI version (major << 16 | minor)");
     m.def("runtime_info", [] {
         const rh_cuda_runtime_info info = rh::cuda_abi::runtime_info();
@@ -312,11 +396,13 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def("counters", &Engine::counters)
         .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
-        .def("update_device", &Engine::update_device, "X"_a, "y"_a, "sample_weight"_a, "rows"_a, "features"_a,
-             "stream"_a, "config"_a, "out_coefficients"_a.noconvert())
+        .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,
+             "out_coefficients"_a.noconvert())
         .def("predict_host", &Engine::predict_host, "X"_a.noconvert(), "out"_a.noconvert())
-        .def("predict_device", &Engine::predict_device, "X"_a, "rows"_a, "features"_a, "out"_a, "stream"_a)
+        .def("predict_dlpack", &Engine::predict_dlpack, "X"_a, "out"_a)
+        .def_prop_ro("stream", &Engine::stream, "the engine's cudaStream_t (device batches are exported on it)")
         .def("synchronize", &Engine::synchronize)
+        .def_prop_ro("last_device_pointers", &Engine::last_device_pointers)
         .def("features", &Engine::features)
         .def_prop_ro("n_parameters", &Engine::n_parameters);
 }

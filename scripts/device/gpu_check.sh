@@ -5,7 +5,10 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|bench]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|cuda_wheel]...
+#
+# RH_SOURCE_REVISION names the commit being run in the records (the machine's
+# copy of the tree carries the landed main's git metadata, not this commit).
 #
 # Sections run in the order given (default: all). A failing section is
 # reported and the next one still runs; the exit status is the first failure.
@@ -20,12 +23,14 @@ export PYTHONUNBUFFERED=1
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 # ../shared does not travel: the external corpus comes in the carried .shared/.
 [[ -f "$ROOT/.shared/golden/contract_corpus_v1.json" ]] && export RH_EXTERNAL_CORPUS="$ROOT/.shared/golden/contract_corpus_v1.json"
+echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
+export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer profile bench)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench cuda_wheel)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
-PY=python3
+PY="${RH_GPU_CHECK_PYTHON:-python3}"
 
 run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
   local name=$1; shift
@@ -39,23 +44,42 @@ run() {  # name, command...: logs to $OUT/<name>.log, keeps the first failure
   return 0
 }
 
+CUDA_WHEELS="$ROOT/.device-wheels"
+build_cuda_wheel() {
+  ls "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl >/dev/null 2>&1 && return 0
+  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$CUDA_WHEELS" ./native/python-cuda
+}
+
 build() {
   set -e
+  rm -rf "$CUDA_WHEELS"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
   nvcc --version | tail -1
   if ls .whl/scipy_openblas32-*.whl >/dev/null 2>&1; then
     $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
     CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
   fi
-  CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cuda
+  # The CUDA engine is built once, as the wheel a user gets; cuda_wheel reuses it.
+  build_cuda_wheel
+  $PY -m pip install -q --no-index --no-deps --force-reinstall "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl
+  local lib; lib="$($PY -c 'import _renewable_huber_native_cuda as m, pathlib; print(next(pathlib.Path(m.__file__).parent.glob("renewable_huber_native_cuda.libs/librh_cuda*.so*")))' 2>/dev/null || true)"
+  [[ -n "$lib" ]] && ldd "$lib" | grep -E "cudart|cublas|cusolver" || true
   $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
   $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
 }
 
 tests() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
-    --junitxml="$OUT/pytest-gpu.xml"
+    tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
+    tests/backends/test_dlpack_capsules.py tests/backends/test_native_cuda_dlpack_protocol.py tests/test_device_inputs.py \
+    tests/backends/test_framework_backends.py tests/backends/test_registry.py \
+    -o junit_logging=system-out --junitxml="$OUT/pytest-gpu.xml"
+  local rc=$?
+  # the robust solver's rules and the stress streams on the GPU engine
+  $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
+    --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
+  return $rc
 }
 
 sanitizer() {
@@ -69,9 +93,13 @@ for dtype in ("float64", "float32"):
     for penalty in ("none", "l1"):
         X = rng.normal(size=(600, 7)).astype(dtype); y = (X @ rng.normal(size=7) + rng.standard_t(3, size=600)).astype(dtype)
         m = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        g = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty, cuda_graphs=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for s in range(0, 600, 200): m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+            for s in range(0, 600, 200):
+                m.partial_fit(X[s:s+200], y[s:s+200], np.ones(200, dtype))
+                g.partial_fit(X[s:s+200], y[s:s+200])
+        print(dtype, penalty, "graphs", {k: g.cuda_features_[k] for k in ("graph_captures", "graph_replays", "graph_fallbacks")})
         X[:, 2] = X[:, 1]
         RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
         m.predict(X); m.state_
@@ -84,10 +112,58 @@ PY
   return $rc
 }
 
+leaks() {
+  # nanobind reports Engine and diagnostics instances alive at interpreter
+  # exit after the sanitizer streams: who holds an engine once its model is gone?
+  $PY - <<'PY'
+import gc, sys, warnings
+import numpy as np
+from renewable_huber import RenewableHuberRegressor
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 5)); y = X.sum(1) + rng.standard_t(3, size=300)
+for penalty in ("none", "l1"):
+    m = RenewableHuberRegressor(backend="native_cuda", penalty=penalty).fit(X, y)
+    m.partial_fit(X, y); m.predict(X); m.state_
+    backend = m._current_backend(); engine = backend._engine; diagnostics = backend.last_native_diagnostics
+    del m, backend
+    gc.collect()
+    print(penalty, "engine referrers:", [type(r).__name__ for r in gc.get_referrers(engine) if r is not globals()],
+          "refcount", sys.getrefcount(engine), "| diagnostics referrers:",
+          [type(r).__name__ for r in gc.get_referrers(diagnostics) if r is not globals()])
+    del engine, diagnostics
+    gc.collect()
+print("leaks: done (nanobind's report, if any, follows at exit)")
+PY
+}
+
 profile() {
   for spec in "latency float64 none" "streaming float32 none" "reference float64 none" "wide float64 l1"; do
     set -- $spec
     $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
+  done
+}
+
+cuda_wheel() {
+  # The released wheels as a user gets them (issue 16): the cp312 artifacts of
+  # `make dist` on the CI-like machine, carried in .whl/dist/, installed into a
+  # fresh environment (no compiler, no index; NumPy and NVIDIA's runtime,
+  # cuBLAS and cuSOLVER wheels from the image), then `renewable-huber info`
+  # and the project corpus's float64 cases replayed on native_cuda, and the
+  # whole corpus on native_cpu. Without carried artifacts, the wheel built
+  # here is used instead.
+  set -e
+  local dist="$ROOT/.whl/dist"
+  if ! ls "$dist"/renewable_huber_native_cuda-*manylinux*.whl >/dev/null 2>&1; then
+    echo "cuda_wheel: no released artifacts in .whl/dist; the wheel built here"
+    build_cuda_wheel
+    dist="$(mktemp -d)"; cp "$CUDA_WHEELS"/*.whl "$dist/"
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$dist" . || true
+  fi
+  ls -l "$dist" | tee "$OUT/cuda_wheel_files.txt"
+  for engine in native_cuda native_cpu; do
+    echo "== clean room: $engine"
+    RH_CLEAN_ROOM_PYTHON=$PY RH_CLEAN_ROOM_ENGINE=$engine RH_CLEAN_ROOM_OFFLINE=1 \
+      bash scripts/release/clean_room_install.sh "$dist"
   done
 }
 
@@ -97,6 +173,9 @@ bench() {
 
 for section in "${sections[@]}"; do
   run "$section" "$section"
+  if [[ "$section" == "build" && $status -ne 0 ]]; then
+    echo "gpu_check: the build failed; nothing else can run" | tee -a "$OUT/summary.txt"; break
+  fi
 done
 echo "gpu_check: status $status" | tee -a "$OUT/summary.txt"
 exit $status

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from . import serialization
+from . import device_arrays, serialization
 from .backends.auto import choose_cpu_backend, choose_gpu_backend
 from .backends.registry import availability, create_backend
 from .config import (
@@ -193,8 +193,8 @@ class RenewableHuberRegressor:
         new model replaces the old one only when the whole update succeeded.
         """
         params, config = self._validated_params()
-        engine, auto_pending = self._resolve_backend(params, reuse=self.__dict__.get("_stream"))
-        self._absorb(params, config, None, engine, auto_pending, X, y, sample_weight)
+        engine, auto_pending, auto_record = self._resolve_backend(params, reuse=self.__dict__.get("_stream"))
+        self._absorb(params, config, None, engine, auto_pending, X, y, sample_weight, auto_record)
         return self
 
     @serialized
@@ -203,11 +203,11 @@ class RenewableHuberRegressor:
         params, config = self._validated_params()
         stream = self.__dict__.get("_stream")
         if stream is None:
-            engine, auto_pending = self._resolve_backend(params)
+            engine, auto_pending, auto_record = self._resolve_backend(params)
         else:
             self._check_stream_compatible(params, stream)
-            engine, auto_pending = (stream.backend, stream.signature), False
-        self._absorb(params, config, stream, engine, auto_pending, X, y, sample_weight)
+            engine, auto_pending, auto_record = (stream.backend, stream.signature), False, None
+        self._absorb(params, config, stream, engine, auto_pending, X, y, sample_weight, auto_record)
         return self
 
     def _check_stream_compatible(self, params: Mapping[str, Any], stream: _Stream) -> None:
@@ -233,14 +233,16 @@ class RenewableHuberRegressor:
 
     def _resolve_backend(
         self, params: Mapping[str, Any], reuse: Optional[_Stream] = None
-    ) -> tuple[Optional[tuple[Any, tuple]], bool]:
-        """((backend, signature) or None, whether the CPU auto selector must still choose)."""
+    ) -> tuple[Optional[tuple[Any, tuple]], bool, Optional[dict]]:
+        """((backend, signature) or None, whether the CPU auto selector must
+        still choose, the GPU auto choice's record or None)."""
         name, device = params["backend"], params["device"]
         if name == "auto":
             if device == "cuda" or str(device).startswith("cuda:"):
-                return self._make_backend(choose_gpu_backend(), params, reuse), False
-            return None, True
-        return self._make_backend(name, params, reuse), False
+                chosen, record = choose_gpu_backend(str(device))
+                return self._make_backend(chosen, params, reuse), False, record
+            return None, True, None
+        return self._make_backend(name, params, reuse), False, None
 
     def _validate_batch(
         self, params: Mapping[str, Any], stream: Optional[_Stream], backend: Any, X: Any, y: Any, sample_weight: Any
@@ -248,12 +250,7 @@ class RenewableHuberRegressor:
         dtype = np.dtype(params["dtype"])
         # A backend may supply a faster finiteness test (same answer, same place in the order).
         finite = backend.all_finite if backend is not None else all_finite
-        if stream is not None:
-            names = check_feature_names(stream.feature_names, X)
-            expected = stream.state.n_features_in
-        else:
-            names = feature_names_of(X)
-            expected = None
+        names, expected = self._batch_names(stream, X)
         # A backend that tests X itself (in the read that prepares it) gets X
         # untested; should y or the weights fail, X is tested first, so the
         # error reported is the one the order of the checks gives.
@@ -268,6 +265,23 @@ class RenewableHuberRegressor:
             raise
         return X_array, y_array, weights, names
 
+    @staticmethod
+    def _batch_names(stream: Optional[_Stream], X: Any) -> tuple[Optional[np.ndarray], Optional[int]]:
+        """(X's feature names, checked against the stream's; the stream's feature count or None)."""
+        if stream is None:
+            return feature_names_of(X), None
+        return check_feature_names(stream.feature_names, X), stream.state.n_features_in
+
+    def _validate_device_batch(
+        self, params: Mapping[str, Any], stream: Optional[_Stream], backend: Any, X: Any, y: Any, sample_weight: Any
+    ) -> tuple[Any, Any, Any, Optional[np.ndarray]]:
+        """A device batch's shapes (its values are checked by the engine, on
+        the device, before any state changes); the arrays stay where they are."""
+        device_arrays.require_device_backend(backend, X, params["backend"], params["device"])
+        names, expected = self._batch_names(stream, X)
+        X, y, sample_weight = device_arrays.check_device_batch(X, y, sample_weight, expected, type(self).__name__)
+        return X, y, sample_weight, names
+
     def _absorb(
         self,
         params: Mapping[str, Any],
@@ -278,10 +292,17 @@ class RenewableHuberRegressor:
         X: Any,
         y: Any,
         sample_weight: Any,
+        auto_record: Optional[dict] = None,
     ) -> None:
         backend, signature = engine if engine is not None else (None, ())
-        X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
-        auto_dispatch = stream.auto_dispatch if stream is not None else None
+        if backend is not None and backend.capabilities.framework_arrays:
+            names, expected = self._batch_names(stream, X)
+            X_array, y_array, weights = backend.validated_batch(X, y, sample_weight, expected, type(self).__name__)
+        elif device_arrays.is_device_batch(X, y, sample_weight):
+            X_array, y_array, weights, names = self._validate_device_batch(params, stream, backend, X, y, sample_weight)
+        else:
+            X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
+        auto_dispatch = stream.auto_dispatch if stream is not None else auto_record
         if auto_pending:
             backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array, self.__dict__.get("_stream"))
         if stream is None:
@@ -292,9 +313,9 @@ class RenewableHuberRegressor:
         try:
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
         except Exception as exc:
-            if isinstance(exc, ValidationError) or not (auto_dispatch and backend.name != "numpy" and stream is None):
+            if isinstance(exc, ValidationError) or not (auto_pending and backend.name != "numpy" and stream is None):
                 raise
-            # An auto-chosen native engine that fails its first update falls back to NumPy.
+            # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
             backend, signature = self._make_backend("numpy", dict(params, device="cpu"))
             auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
             state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
@@ -328,7 +349,8 @@ class RenewableHuberRegressor:
         """Install a new stream and its public attributes in one step."""
         state = stream.state
         p = state.n_features_in
-        coefficients = stream.state.coefficients
+        backend = stream.backend
+        coefficients = backend.host_coefficients(state) if backend.capabilities.framework_arrays else state.coefficients
         fitted: dict[str, Any] = {
             "coef_": coefficients[:p].copy(),
             "intercept_": float(coefficients[p]) if state.fit_intercept else 0.0,
@@ -403,6 +425,14 @@ class RenewableHuberRegressor:
         """``X @ coef_ + intercept_`` in the backend's array type."""
         stream = self._fitted_stream()
         check_feature_names(stream.feature_names, X)
+        if stream.backend.capabilities.framework_arrays:
+            X_array = stream.backend.validated_X(X, stream.state.n_features_in, type(self).__name__)
+            return stream.backend.predict(stream.state, X_array)
+        if device_arrays.is_device_array(X):
+            device_arrays.require_device_backend(stream.backend, X, stream.backend.name, stream.backend.device)
+            device_arrays.check_device_batch(X, None, None, stream.state.n_features_in, type(self).__name__)
+            device_arrays.require_finite(X, "X")
+            return stream.backend.predict(stream.state, X)
         X_array = validate_X(
             X, np.dtype(stream.dtype), stream.state.n_features_in, type(self).__name__, stream.backend.all_finite
         )
@@ -410,8 +440,28 @@ class RenewableHuberRegressor:
 
     @serialized
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Coefficient of determination R^2 (weighted when ``sample_weight`` is given)."""
-        prediction = np.asarray(self.predict(X), dtype=np.float64)
+        """Coefficient of determination R^2 (weighted when ``sample_weight`` is given).
+
+        Device arrays stay on their device until the final scalar."""
+        backend = self._fitted_stream().backend
+        if backend.capabilities.framework_arrays:
+            prediction = self.predict(X)
+            y, sample_weight = backend.validated_targets(y, sample_weight, int(prediction.shape[0]))
+            if backend.owns(y) and (sample_weight is None or backend.owns(sample_weight)):
+                return device_arrays.device_r2(prediction, y, sample_weight)
+            # host targets: the comparison on the host
+            host = [None if a is None else backend.host_array(a) if backend.owns(a) else a
+                    for a in (prediction, y, sample_weight)]
+            return self._host_r2(*host)
+        if device_arrays.is_device_batch(X, y, sample_weight):
+            prediction = self.predict(X)
+            _, y, sample_weight = device_arrays.check_device_batch(X, y, sample_weight, None, type(self).__name__)
+            return device_arrays.device_r2(prediction, y, sample_weight)
+        return self._host_r2(self.predict(X), y, sample_weight)
+
+    @staticmethod
+    def _host_r2(prediction: Any, y: Any, sample_weight: Any) -> float:
+        prediction = np.asarray(prediction, dtype=np.float64)
         n_rows = prediction.shape[0]
         truth = validate_vector(y, "y", np.dtype(np.float64), n_rows)
         weights = (
@@ -511,7 +561,7 @@ class RenewableHuberRegressor:
         validate_params(params)
         if params["fit_intercept"] != state.fit_intercept:
             raise ValidationError("checkpoint fit_intercept does not match configuration")
-        engine, auto_pending = self._resolve_backend(params)
+        engine, auto_pending, _ = self._resolve_backend(params)
         if auto_pending:
             # A resumed stream has no first batch to calibrate on: the native
             # engine when it is installed, else the reference.
@@ -526,9 +576,30 @@ class RenewableHuberRegressor:
             if len(names) != state.n_features_in or not all(isinstance(n, str) for n in names):
                 raise ValidationError("checkpoint feature names do not match feature metadata")
             names = np.asarray(list(names), dtype=object)
+        backend_state = resolved.as_backend_state(host_state)  # may fail (device memory): nothing changed yet
         for name, value in params.items():
             setattr(self, name, value)
         self._commit(
-            _Stream(resolved, signature, resolved.as_backend_state(host_state), names, None, None, params["dtype"]),
-            from_checkpoint=True,
+            _Stream(resolved, signature, backend_state, names, None, None, params["dtype"]), from_checkpoint=True
         )
+
+    @serialized
+    def to_device(self, device: str, backend: str = "auto") -> "RenewableHuberRegressor":
+        """Move the model to ``device`` ("cpu", "cuda", "cuda:N") and ``backend``
+        (default "auto": on a GPU the first available of native_cuda, cupy,
+        torch, tensorflow; on the CPU native_cpu when installed, else numpy).
+
+        The only way state changes device: ``partial_fit`` never moves it.
+        The stream continues where it was (coefficients, information,
+        counters, feature names; the bits in the same dtype), the
+        ``backend`` and ``device`` parameters are updated, and the last
+        batch's diagnostics (``n_iter_``) are not carried, as with
+        :meth:`load`. An unfitted model only has its parameters set. On any
+        failure the model is left as it was."""
+        validate_params(dict(self.get_params(), backend=backend, device=device))
+        if self.__dict__.get("_stream") is None:
+            self.set_params(backend=backend, device=device)
+            return self
+        payload = serialization.payload_from_state_dict(self.state_dict())
+        self._restore(payload, backend=backend, device=device, dtype=None)
+        return self

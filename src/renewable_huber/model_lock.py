@@ -5,7 +5,8 @@ one model really run at once; without a lock both would read the same state,
 both would commit, and the last commit would silently drop the other batch.
 Every public method that reads or replaces the stream (``fit``,
 ``partial_fit``, ``predict``, ``score``, ``save``, ``state_dict``,
-``load_state_dict``, ``set_params``, ``reset``, ``state_``) takes the
+``load_state_dict``, ``set_params``, ``reset``, ``state_``, ``to_device``;
+``renewable_huber.dask.fit_stream`` for its whole stream) takes the
 model's lock for the whole call. Different models never share a lock, so
 they still run in parallel.
 

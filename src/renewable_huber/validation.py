@@ -100,6 +100,29 @@ def require_finite(array: np.ndarray, name: str, finite: FiniteCheck = all_finit
 X_SHAPE_MESSAGE = "X must be a two-dimensional numeric array. Reshape your data."
 
 
+def check_X_shape(shape: tuple, expected_features: Optional[int], estimator_name: str) -> None:
+    """Two dimensions, at least one row and one column, the stream's feature count."""
+    if len(shape) != 2:
+        raise ValidationError(X_SHAPE_MESSAGE)
+    n_rows, n_columns = (int(extent) for extent in shape)
+    if n_rows < 1:
+        raise ValidationError(f"Found array with 0 sample(s) (shape={tuple(shape)}) while a minimum of 1 is required.")
+    if n_columns < 1:
+        raise ValidationError(f"0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required.")
+    if expected_features is not None and n_columns != expected_features:
+        raise ValidationError(
+            f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
+        )
+
+
+def check_vector_rows(name: str, length: int, n_rows: int) -> None:
+    """y or sample_weight has as many values as X has rows."""
+    if length != n_rows:
+        if name == "y":
+            raise ValidationError("X and y must contain the same number of samples")
+        raise ValidationError(f"{name} and X must contain the same number of samples")
+
+
 def validate_X(
     X: Any,
     dtype: np.dtype,
@@ -110,19 +133,7 @@ def validate_X(
     """Cast X to a 2-D array of the model dtype with rows, columns and finite
     values (``finite=None``: the values are left to the caller to test)."""
     array = _to_array(X, "X", dtype, X_SHAPE_MESSAGE)
-    if array.ndim != 2:
-        raise ValidationError(X_SHAPE_MESSAGE)
-    n_rows, n_columns = array.shape
-    if n_rows < 1:
-        raise ValidationError(
-            f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required."
-        )
-    if n_columns < 1:
-        raise ValidationError(f"0 feature(s) (shape={array.shape}) while a minimum of 1 is required.")
-    if expected_features is not None and n_columns != expected_features:
-        raise ValidationError(
-            f"X has {n_columns} features, but {estimator_name} is expecting {expected_features} features as input"
-        )
+    check_X_shape(array.shape, expected_features, estimator_name)
     if finite is not None:
         require_finite(array, "X", finite)
     return array
@@ -132,10 +143,7 @@ def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int, finite:
     """y or sample_weight: cast, flatten, match the row count, finite."""
     array = _to_array(value, name, dtype, f"{name} must be a one-dimensional numeric array")
     array = array.reshape(-1)
-    if array.shape[0] != n_rows:
-        if name == "y":
-            raise ValidationError("X and y must contain the same number of samples")
-        raise ValidationError(f"{name} and X must contain the same number of samples")
+    check_vector_rows(name, array.shape[0], n_rows)
     if not finite(array):
         # a nullable pandas series turns pd.NA into NaN: say so
         raise ValidationError(_explained(f"{name} must not contain NaN or infinite values", value))

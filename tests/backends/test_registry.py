@@ -129,11 +129,50 @@ def test_numpy_never_runs_on_a_cuda_device(device, assert_untouched):
         fitted.fit(X, Y)
 
 
-def test_auto_with_a_cuda_device_needs_a_gpu_backend():
-    if any(availability(name)[0] for name in ("native_cuda", "cupy", "torch", "tensorflow")):
-        pytest.skip("a GPU backend is installed here")
-    with pytest.raises(BackendUnavailableError):
-        RenewableHuberRegressor(device="cuda").fit(X, Y)
+def _gpu_world(monkeypatch, installed, usable):
+    """Stand-in availability: `installed` backends import, `usable` ones see a device."""
+    from renewable_huber.backends import auto
+
+    monkeypatch.setattr(auto, "availability",
+                        lambda name: (True, "available") if name in installed else (False, f"pip install {name}"))
+    monkeypatch.setattr(auto, "_usable_on_gpu",
+                        lambda name, index: (True, "usable") if name in usable else (False, "sees 0 CUDA device(s)"))
+
+
+def test_auto_with_a_cuda_device_needs_a_usable_gpu_backend(monkeypatch, assert_untouched):
+    _gpu_world(monkeypatch, installed={"native_cuda"}, usable=set())
+    model = RenewableHuberRegressor(backend="numpy").fit(X, Y)
+    model.set_params(backend="auto", device="cuda")
+    with assert_untouched(model), pytest.raises(BackendUnavailableError) as error:
+        model.fit(X, Y)
+    assert "native_cuda: sees 0 CUDA device(s)" in str(error.value) and "cupy: pip install cupy" in str(error.value)
+
+
+def test_auto_with_a_cuda_device_takes_the_first_usable_backend_and_says_why(monkeypatch):
+    from renewable_huber.backends.auto import choose_gpu_backend
+
+    _gpu_world(monkeypatch, installed={"native_cuda", "cupy", "torch"}, usable={"cupy", "torch"})
+    name, record = choose_gpu_backend("cuda:0")
+    assert name == "cupy" and record["backend"] == "cupy"
+    assert record["passed_over"] == {"native_cuda": "sees 0 CUDA device(s)"}
+    assert "native_cuda: sees 0 CUDA device(s)" in record["reason"]
+    _gpu_world(monkeypatch, installed={"native_cuda", "cupy"}, usable={"native_cuda", "cupy"})
+    assert choose_gpu_backend("cuda")[0] == "native_cuda"
+
+
+def test_the_gpu_choice_is_recorded_in_auto_dispatch(monkeypatch):
+    _gpu_world(monkeypatch, installed={"numpy_stand_in"}, usable=set())
+    from renewable_huber.backends import auto, registry
+
+    monkeypatch.setattr(registry, "GPU_PREFERENCE", ("numpy_stand_in",))
+    monkeypatch.setattr(auto, "GPU_PREFERENCE", ("numpy_stand_in",))
+    monkeypatch.setattr(auto, "_usable_on_gpu", lambda name, index: (True, "usable"))
+    monkeypatch.setattr(estimator_module, "create_backend",
+                        lambda name, device, *args, **kwargs: registry.create_backend("numpy", "cpu", *args))
+    model = RenewableHuberRegressor(device="cuda").fit(X, Y)
+    assert model.auto_dispatch_["backend"] == "numpy_stand_in"
+    assert model.auto_dispatch_["reason"] == "numpy_stand_in is the first usable GPU backend on cuda:0"
+    assert model.partial_fit(X, Y).auto_dispatch_ == model.auto_dispatch_  # decided once per stream
 
 
 def test_auto_on_cpu_records_its_choice_once_per_stream():

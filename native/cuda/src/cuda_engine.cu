@@ -136,9 +136,9 @@ rh_cuda_features CudaEngine<T>::features() const {
     out.host_syncs = host_syncs_;
     out.workspace_allocations = ws_.allocations() + solver_.allocations();
     out.workspace_bytes = ws_.bytes() + solver_.bytes();
-    out.graph_captures = 0;
-    out.graph_replays = 0;
-    out.graph_fallbacks = graph_fallbacks_;
+    out.graph_captures = newton_graph_.captures() + lamm_graph_.captures();
+    out.graph_replays = newton_graph_.replays() + lamm_graph_.replays();
+    out.graph_fallbacks = newton_graph_.fallbacks() + lamm_graph_.fallbacks();
     out.cuda_graphs = cuda_graphs_ ? 1 : 0;
     out.fast_math = fast_math_ ? 1 : 0;
     out.owns_stream = owns_stream_ ? 1 : 0;

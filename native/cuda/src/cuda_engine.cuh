@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "batch.cuh"
@@ -13,6 +14,7 @@
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
 #include "engine_internal.cuh"
+#include "graph_replay.cuh"
 #include "linear_solver.cuh"
 #include "objective.cuh"
 #include "workspace.cuh"
@@ -49,14 +51,43 @@ private:
                                T h, core::UpdateDiagnostics& diagnostics);
     SolveOutcome lamm(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
                       double lambda_value);
-    // r = y - Z theta (theta: ws.theta) and F there.
-    void start(const StagedBatch<T>& batch, T tau);
+    // r = y - Z point and the partial sums of w loss(r) there.
+    void start(const StagedBatch<T>& batch, T tau, const T* point);
     // J_next = J + Z' diag(w kappa(r_hat)) Z, r_hat advanced by the last accepted step.
     void close(const StagedBatch<T>& batch, T tau, T h);
     // Scores the residual (advanced by the last accepted step or trial);
     // with `curvature` also c and the Gram G.
     void score(const StagedBatch<T>& batch, T tau, T h, bool curvature);
+    // G = Z' diag(weights) Z (upper triangle, column-major): the narrow
+    // kernel up to kNarrowGram parameters, GEMM of the weighted rows beyond.
+    void weighted_gram(const StagedBatch<T>& batch, const T* weights, T* G);
+    // The line search along ws.step from a system in ws.H (the Cholesky rung,
+    // then the ladder's next rungs if it refused): the route of the step.
+    core::SolveRoute search_along_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                       const core::SolverConfig& config);
+    // Amendment 0002's majorizer step from the gradient in ws.gradient: M =
+    // (Z' diag(w) Z + J)/N + ridge I (its Gram formed on first need in a
+    // batch), solved through the ladder, then the halving search and, when
+    // t = 1 is taken, the doubling. Returns the route of M's solve.
+    core::SolveRoute majorizer_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                    const core::SolverConfig& config, bool& gram_formed);
+    // The flags record to the host: copy (enqueued), wait (a synchronization,
+    // counted), or both.
+    void copy_flags();
+    void wait_flags();
     void read_flags();
+    // The line search's launches along ws.step (every halving, decided on the device).
+    void line_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                              const core::SolverConfig& config);
+    // The Cholesky rung's step from ws.H, its search, the flags copy: launches only.
+    void cholesky_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                  const core::SolverConfig& config);
+    // After the Cholesky search's flags are read: the ladder's next rungs when
+    // it refused the system, and their search; the route of the step.
+    core::SolveRoute finish_search(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                   const core::SolverConfig& config);
+    // `launches` through `graph` when cuda_graphs is on, else directly.
+    void replay_or_launch(GraphReplay* graph, const std::function<void()>& launches);
 
     std::int64_t p_, d_;
     bool intercept_;
@@ -74,7 +105,8 @@ private:
     PinnedArray<double> host_sums_{kBatchCheckSums};
     PinnedArray<T> host_terms_;  // the penalty mask and history direction, uploaded per update
     int update_syncs_ = 0;
-    std::int64_t updates_ = 0, host_syncs_ = 0, graph_fallbacks_ = 0;
+    std::int64_t updates_ = 0, host_syncs_ = 0;
+    GraphReplay newton_graph_, lamm_graph_;  // cuda_graphs: a Newton iteration, LAMM's first pass
 };
 
 }  // namespace rh::cuda

@@ -106,6 +106,24 @@ __global__ void line_search_losses_kernel(std::int64_t n, const T* r, T* dz, con
 }
 
 template <class T>
+__global__ void doubling_losses_kernel(std::int64_t n, const T* r, const T* dz, const T* w, T tau, double* partials) {
+    const T half_tau_squared = (T(0.5) * tau) * tau;
+    double losses[kDoublingSteps] = {};
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        const T dzi = dz[i], ri = r[i], wi = w[i];
+        T u = T(2);
+#pragma unroll
+        for (int k = 0; k < kDoublingSteps; ++k) {
+            const T rk = fma(u, dzi, ri);
+            losses[k] += static_cast<double>(wi * core::huber_loss_fast(rk, tau, half_tau_squared));
+            u *= T(2);
+        }
+    }
+    store_block_sums<kDoublingSteps>(losses, partials);
+}
+
+template <class T>
 __global__ void lamm_trials_kernel(std::int64_t n, int trials, const T* r, const T* DZ, const T* b, const T* w,
                                    T tau, T* trial_residuals, double* partials) {
     const T half_tau_squared = (T(0.5) * tau) * tau;
@@ -182,6 +200,13 @@ void launch_line_search_losses(cudaStream_t stream, std::int64_t n, const T* r, 
 }
 
 template <class T>
+void launch_doubling_losses(cudaStream_t stream, std::int64_t n, const T* r, const T* dz, const T* w, T tau,
+                            double* partials) {
+    doubling_losses_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(n, r, dz, w, tau, partials);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
 void launch_lamm_trials(cudaStream_t stream, std::int64_t n, int trials, const T* r, const T* DZ, const T* b,
                         const T* w, T tau, T* trial_residuals, double* partials) {
     lamm_trials_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(n, trials, r, DZ, b, w, tau, trial_residuals,
@@ -217,6 +242,8 @@ void launch_fill(cudaStream_t stream, std::int64_t n, T value, T* out) {
                                           T*);                                                                    \
     template void launch_line_search_losses<T>(cudaStream_t, std::int64_t, const T*, T*, const T*, const T*, T,  \
                                                double*);                                                          \
+    template void launch_doubling_losses<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, T,         \
+                                            double*);                                                             \
     template void launch_lamm_trials<T>(cudaStream_t, std::int64_t, int, const T*, const T*, const T*, const T*, \
                                         T, T*, double*);                                                          \
     template void launch_add_intercept<T>(cudaStream_t, std::int64_t, const T*, T*);                              \

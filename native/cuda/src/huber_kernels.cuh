@@ -15,6 +15,9 @@ namespace rh::cuda {
 // Halvings the line search evaluates in one pass: t = 1, 1/2, ..., 2^-26,
 // every t >= core::kSmallestStep (2^-26 = 1.49e-8 >= 1e-8 > 2^-27).
 inline constexpr int kLineSearchSteps = 27;
+// Doublings of the majorizer's step evaluated in one pass after t = 1 was
+// accepted: u = 2, 4, ..., 2^20 = core::kLargestMajorizerStep (amendment 0002).
+inline constexpr int kDoublingSteps = 20;
 // LAMM trials evaluated per pass (phi, 2 phi, 4 phi, 8 phi).
 inline constexpr int kLammTrialsPerPass = 4;
 
@@ -66,6 +69,12 @@ void launch_weighted_rows(cudaStream_t stream, std::int64_t n, std::int64_t p, b
 template <class T>
 void launch_line_search_losses(cudaStream_t stream, std::int64_t n, const T* r, T* dz, const T* b, const T* w,
                                T tau, double* partials);
+
+// The losses sum_i w_i loss(r_i + u_k dz_i) at the kDoublingSteps doublings
+// u_k = 2^(k+1) (dz: the full Z step, as the halving pass left it).
+template <class T>
+void launch_doubling_losses(cudaStream_t stream, std::int64_t n, const T* r, const T* dz, const T* w, T tau,
+                            double* partials);
 
 // The LAMM trials' residuals r_k = r - (DZ_k + b_k) (DZ = X Delta[:p],
 // n x trials column-major; b = the trials' intercept changes on the device

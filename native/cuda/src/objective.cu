@@ -1,9 +1,9 @@
 #include "objective.cuh"
 
-#include <cfloat>
-
 #include "core/soft_threshold.hpp"
+#include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
+#include "core/surrogate_terms.hpp"
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
 #include "launch.cuh"
@@ -11,11 +11,6 @@
 namespace rh::cuda {
 
 namespace {
-
-template <class T>
-__device__ constexpr double epsilon() {
-    return sizeof(T) == 8 ? DBL_EPSILON : FLT_EPSILON;
-}
 
 // G (SYRK's upper triangle, column-major) at (i, j).
 template <class T>
@@ -68,14 +63,16 @@ __global__ void start_objective_kernel(const double* partials, int blocks, doubl
     if (threadIdx.x != 0) return;
     IterationFlags fresh;
     fresh.objective = sum_partials(partials, blocks, 1, 0) / weight_sum;
+    fresh.base_objective = fresh.objective;
+    fresh.start_objective = fresh.objective;
     fresh.phi = core::kInitialPhi;
     *flags = fresh;
 }
 
+// H = (G + J)/N + ridge I (column-major, full), its symmetry and 1-norm into
+// flags, and the step's verdicts reset (every thread of the block calls it).
 template <class T>
-__global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
-                                     int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
-    gradient_into(terms, theta, gx, s_partials, blocks, g);
+__device__ void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, IterationFlags* flags) {
     const std::int64_t d = terms.d;
     const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
     for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) {
@@ -108,6 +105,18 @@ __global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, co
 }
 
 template <class T>
+__global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
+                                     int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
+    gradient_into(terms, theta, gx, s_partials, blocks, g);
+    assemble_system_matrix(terms, G, H, flags);
+}
+
+template <class T>
+__global__ void majorizer_matrix_kernel(SurrogateTerms<T> terms, const T* G, T* H, IterationFlags* flags) {
+    assemble_system_matrix(terms, G, H, flags);
+}
+
+template <class T>
 __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
                                          bool require_symmetric, T* step, IterationFlags* flags) {
     double largest_column = 0.0;
@@ -118,10 +127,9 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
     }
     largest_column = block_max(largest_column);
     const double norm = flags->norm1;
-    const double rcond = norm > 0.0 && largest_column > 0.0 && isfinite(largest_column) ? 1.0 / (norm * largest_column)
-                                                                                         : 0.0;
+    const double rcond = core::reciprocal_condition(norm, largest_column);
     const bool usable = *info == 0 && (!require_symmetric || flags->symmetric != 0) &&
-                        rcond > epsilon<T>() * static_cast<double>(d);
+                        core::regular_solve_allowed<T>(rcond, d);
     double finite = 1.0;
     if (usable) {
         for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
@@ -185,9 +193,8 @@ __global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* 
     }
     largest_column = block_max(largest_column);
     const double norm = flags->norm1;
-    const double rcond = norm > 0.0 && largest_column > 0.0 && isfinite(largest_column) ? 1.0 / (norm * largest_column)
-                                                                                         : 0.0;
-    const bool usable = failed == 0 && flags->symmetric != 0 && rcond > epsilon<T>() * static_cast<double>(d);
+    const double rcond = core::reciprocal_condition(norm, largest_column);
+    const bool usable = failed == 0 && flags->symmetric != 0 && core::regular_solve_allowed<T>(rcond, d);
     double bad = 0.0;
     if (usable) {
         for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
@@ -210,7 +217,7 @@ __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, con
                                      const int* info, T* step, IterationFlags* flags) {
     // x = V diag(1/s) U' g over the singular values above eps d s_max.
     __shared__ double coefficient[1024];
-    const double cutoff = epsilon<T>() * static_cast<double>(d) * static_cast<double>(S[0]);
+    const double cutoff = core::singular_rcond_threshold<T>(d) * static_cast<double>(S[0]);
     for (std::int64_t k = threadIdx.x; k < d; k += blockDim.x) {
         double dot = 0.0;
         for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(U[i + k * d]) * static_cast<double>(g[i]);
@@ -232,6 +239,76 @@ __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, con
     }
 }
 
+// The memory and history part of f along theta - t step, D0 = theta -
+// theta_prev: D(t)' J D(t) = a - t (b1 + b2) + t^2 c, D(t)' hist = h0 - t h1.
+struct StepMemory {
+    double a = 0.0, b1 = 0.0, b2 = 0.0, c = 0.0, h0 = 0.0, h1 = 0.0;
+};
+
+// Every thread of the block calls it; every thread gets the sums.
+template <class T>
+__device__ StepMemory step_memory(const SurrogateTerms<T>& terms, const T* theta, const T* step) {
+    auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
+    auto S = [&](std::int64_t j) { return static_cast<double>(step[j]); };
+    StepMemory m;
+    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
+        const double jd0 = information_row(terms, i, D0), jstep = information_row(terms, i, S);
+        m.a += D0(i) * jd0;
+        m.b1 += S(i) * jd0;
+        m.b2 += D0(i) * jstep;
+        m.c += S(i) * jstep;
+        if (terms.uses_history) {
+            m.h0 += D0(i) * static_cast<double>(terms.history[i]);
+            m.h1 += S(i) * static_cast<double>(terms.history[i]);
+        }
+    }
+    m.a = block_sum(m.a);
+    m.b1 = block_sum(m.b1);
+    m.b2 = block_sum(m.b2);
+    m.c = block_sum(m.c);
+    m.h0 = block_sum(m.h0);
+    m.h1 = block_sum(m.h1);
+    return m;
+}
+
+template <class T>
+__device__ double memory_along(const SurrogateTerms<T>& terms, const StepMemory& m, double t) {
+    double memory = 0.5 * (m.a - t * (m.b1 + m.b2) + t * t * m.c) * (1.0 / terms.weight_sum);
+    if (terms.uses_history) memory -= terms.history_coefficient * (m.h0 - t * m.h1);
+    return memory;
+}
+
+// theta = from - t step (in T, as every engine rounds it; `from` may be
+// theta itself), then F there (the accepted trial's data term plus the memory
+// part at the rounded point, as the next iteration's trials see it), the
+// change, the convergence test and t_advance into flags.
+template <class T>
+__device__ void move_along(const SurrogateTerms<T>& terms, const T* from, const T* step, double t, double data_value,
+                           double tol, T* theta, IterationFlags* flags) {
+    const T scaled = static_cast<T>(t);
+    double change = 0.0, norm = 0.0;
+    for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x) {
+        const T start = from[j];
+        const T moved = start - scaled * step[j];
+        const double delta = static_cast<double>(moved - start);
+        change += delta * delta;
+        norm += static_cast<double>(moved) * static_cast<double>(moved);
+        theta[j] = moved;
+    }
+    change = sqrt(block_sum(change));
+    norm = sqrt(block_sum(norm));
+    const double value = data_value + memory_value(terms, theta);
+    if (threadIdx.x == 0) {
+        flags->objective = value;
+        flags->base_objective = value;
+        flags->accepted = 1;
+        flags->t_advance = t;
+        flags->change_norm = change;
+        flags->theta_norm = norm;
+        flags->converged = core::step_converged(change, norm, tol);
+    }
+}
+
 template <class T>
 __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, const T* step, const double* partials,
                                           int blocks, double tol, IterationFlags* flags) {
@@ -247,29 +324,7 @@ __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, con
     __shared__ double losses[kLineSearchSteps];
     for (int k = threadIdx.x; k < kLineSearchSteps; k += blockDim.x)
         losses[k] = sum_partials(partials, blocks, kLineSearchSteps, k);
-    // The memory and history terms along theta - t step: with D0 = theta -
-    // theta_prev, D(t)' J D(t) = a - t (b1 + b2) + t^2 c.
-    auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
-    auto S = [&](std::int64_t j) { return static_cast<double>(step[j]); };
-    double a = 0.0, b1 = 0.0, b2 = 0.0, c = 0.0, h0 = 0.0, h1 = 0.0;
-    for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-        const double jd0 = information_row(terms, i, D0), jstep = information_row(terms, i, S);
-        a += D0(i) * jd0;
-        b1 += S(i) * jd0;
-        b2 += D0(i) * jstep;
-        c += S(i) * jstep;
-        if (terms.uses_history) {
-            h0 += D0(i) * static_cast<double>(terms.history[i]);
-            h1 += S(i) * static_cast<double>(terms.history[i]);
-        }
-    }
-    a = block_sum(a);
-    b1 = block_sum(b1);
-    b2 = block_sum(b2);
-    c = block_sum(c);
-    h0 = block_sum(h0);
-    h1 = block_sum(h1);
-    const double inverse_n = 1.0 / terms.weight_sum;
+    const StepMemory m = step_memory(terms, theta, step);
     __shared__ int chosen;         // the accepted halving, or -1
     __shared__ int rounds;         // its candidate rounds to theta
     __shared__ double data_value;  // the accepted trial's data term
@@ -287,10 +342,8 @@ __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, con
                 rounds = 1;
                 break;
             }
-            const double data = losses[k] * inverse_n;
-            double memory = 0.5 * (a - t * (b1 + b2) + t * t * c) * inverse_n;
-            if (terms.uses_history) memory -= terms.history_coefficient * (h0 - t * h1);
-            const double trial = data + memory;
+            const double data = losses[k] * (1.0 / terms.weight_sum);
+            const double trial = data + memory_along(terms, m, t);
             if (isfinite(trial) && core::plain_decrease(trial, value)) {
                 chosen = k;
                 data_value = data;
@@ -308,28 +361,37 @@ __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, con
         }
         return;
     }
-    const double t = ldexp(1.0, -chosen);
-    const T scaled = static_cast<T>(t);
-    double change = 0.0, norm = 0.0;
-    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-        const T moved = theta[j] - scaled * step[j];
-        const double delta = static_cast<double>(moved - theta[j]);
-        change += delta * delta;
-        norm += static_cast<double>(moved) * static_cast<double>(moved);
-        theta[j] = moved;
-    }
-    change = sqrt(block_sum(change));
-    norm = sqrt(block_sum(norm));
-    // F at the rounded point, as the next iteration's trials see it.
-    const double value = data_value + memory_value(terms, theta);
+    move_along(terms, theta, step, ldexp(1.0, -chosen), data_value, tol, theta, flags);
+}
+
+// After the majorizer's t = 1 was accepted (theta = start - step): t doubles
+// while f strictly decreases (core::damped_newton's majorizer_search); the
+// last decreasing doubling moves theta from `start`, none leaves t = 1.
+template <class T>
+__global__ void doubling_decide_kernel(SurrogateTerms<T> terms, const T* start, const T* step, const double* partials,
+                                       int blocks, double tol, T* theta, IterationFlags* flags) {
+    __shared__ double losses[kDoublingSteps];
+    for (int k = threadIdx.x; k < kDoublingSteps; k += blockDim.x)
+        losses[k] = sum_partials(partials, blocks, kDoublingSteps, k);
+    const StepMemory m = step_memory(terms, start, step);
+    __shared__ int chosen;
+    __shared__ double data_value;
     if (threadIdx.x == 0) {
-        flags->objective = value;
-        flags->accepted = 1;
-        flags->t_advance = t;
-        flags->change_norm = change;
-        flags->theta_norm = norm;
-        flags->converged = core::step_converged(change, norm, tol);
+        chosen = -1;
+        double best = flags->objective;  // f at t = 1
+        double u = 2.0;
+        for (int k = 0; k < kDoublingSteps && u <= core::kLargestMajorizerStep; ++k, u *= 2.0) {
+            const double data = losses[k] * (1.0 / terms.weight_sum);
+            const double trial = data + memory_along(terms, m, u);
+            if (!(isfinite(trial) && core::plain_decrease(trial, best) && trial < best)) break;
+            best = trial;
+            chosen = k;
+            data_value = data;
+        }
     }
+    __syncthreads();
+    if (chosen < 0) return;
+    move_along(terms, start, step, ldexp(1.0, chosen + 1), data_value, tol, theta, flags);
 }
 
 template <class T>
@@ -370,22 +432,38 @@ __global__ void lamm_proposals_kernel(SurrogateTerms<T> terms, const T* theta, c
 
 template <class T>
 __global__ void lamm_decide_kernel(SurrogateTerms<T> terms, int trials, const double* partials, int blocks,
-                                   double tol, LammTrials<T> candidates, T* theta, IterationFlags* flags) {
+                                   double tol, LammTrials<T> candidates, const T* mask, LammJudgement judgement,
+                                   T* theta, IterationFlags* flags) {
     __shared__ int chosen;
     if (threadIdx.x == 0) {
         chosen = -1;
+        int restarted = 0;
         const double value = flags->objective;
+        double slack = core::kMajorizationSlack;
+        if (judgement.accelerated) {
+            const double start_scale = fabs(flags->start_objective), scale = fabs(value);
+            slack = core::rounding_slack(start_scale > scale ? start_scale : scale, core::machine_epsilon<T>());
+        }
         double phi = flags->phi;
         for (int k = 0; k < trials; ++k) {
             const double data = sum_partials(partials, blocks, kLammTrialsPerPass, k) / terms.weight_sum;
             const double candidate_value = data + candidates.memory[k];
             const double bound = core::majorization_bound(value, candidates.gradient_dot_change[k], phi,
                                                           sqrt(candidates.change_norm2[k]));
-            if (isfinite(candidate_value) && core::majorization_holds(candidate_value, bound)) {
+            if (core::majorization_holds(candidate_value, bound, slack)) {
+                const T* candidate = candidates.candidates + k * terms.d;
+                if (judgement.restart_check &&
+                    candidate_value + judgement.lambda_value * core::masked_l1_norm(terms.d, candidate, mask) >
+                        flags->base_objective + judgement.lambda_value * core::masked_l1_norm(terms.d, theta, mask)) {
+                    restarted = 1;  // phi stays the accepted trial's
+                    break;
+                }
                 chosen = k;
                 const double change = sqrt(candidates.change_norm2[k]);
                 const double norm = sqrt(candidates.candidate_norm2[k]);
                 flags->objective = candidate_value;
+                flags->base_objective = candidate_value;
+                flags->accepted_phi = phi;
                 flags->phi = core::phi_after_acceptance(phi);
                 flags->change_norm = change;
                 flags->theta_norm = norm;
@@ -395,6 +473,7 @@ __global__ void lamm_decide_kernel(SurrogateTerms<T> terms, int trials, const do
             phi = core::phi_after_rejection(phi);
         }
         flags->accepted = chosen >= 0;
+        flags->restarted = restarted;
         flags->trial_advance = chosen;
         if (chosen < 0) flags->phi = phi;
     }
@@ -402,6 +481,24 @@ __global__ void lamm_decide_kernel(SurrogateTerms<T> terms, int trials, const do
     if (chosen >= 0)
         for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x)
             theta[j] = candidates.candidates[chosen * terms.d + j];
+}
+
+template <class T>
+__global__ void extrapolate_kernel(std::int64_t d, const T* theta, const T* previous, double beta, T* point) {
+    const T scaled = static_cast<T>(beta);
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) point[j] = theta[j] + scaled * (theta[j] - previous[j]);
+}
+
+template <class T>
+__global__ void point_objective_kernel(SurrogateTerms<T> terms, const T* point, const double* partials, int blocks,
+                                       bool is_theta, IterationFlags* flags) {
+    const double memory = memory_value(terms, point);
+    if (threadIdx.x != 0) return;
+    const double value = sum_partials(partials, blocks, 1, 0) / terms.weight_sum + memory;
+    flags->objective = value;
+    if (is_theta) flags->base_objective = value;
+    flags->t_advance = 0.0;
+    flags->trial_advance = -1;
 }
 
 template <class T>
@@ -464,6 +561,20 @@ void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& ter
 }
 
 template <class T>
+void launch_majorizer_matrix(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* G, T* H,
+                             IterationFlags* flags) {
+    majorizer_matrix_kernel<T><<<1, kThreads, 0, stream>>>(terms, G, H, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_doubling_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* start, const T* step,
+                            const double* partials, int blocks, double tol, T* theta, IterationFlags* flags) {
+    doubling_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, start, step, partials, blocks, tol, theta, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
 void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                      const double* s_partials, int blocks, T* g) {
     gradient_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, gx, s_partials, blocks, g);
@@ -480,8 +591,24 @@ void launch_lamm_proposals(cudaStream_t stream, const SurrogateTerms<T>& terms, 
 
 template <class T>
 void launch_lamm_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, int trials, const double* partials,
-                        int blocks, double tol, const LammTrials<T>& candidates, T* theta, IterationFlags* flags) {
-    lamm_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, trials, partials, blocks, tol, candidates, theta, flags);
+                        int blocks, double tol, const LammTrials<T>& candidates, const T* mask,
+                        const LammJudgement& judgement, T* theta, IterationFlags* flags) {
+    lamm_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, trials, partials, blocks, tol, candidates, mask,
+                                                       judgement, theta, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_extrapolate(cudaStream_t stream, std::int64_t d, const T* theta, const T* previous, double beta,
+                        T* point) {
+    extrapolate_kernel<T><<<1, kThreads, 0, stream>>>(d, theta, previous, beta, point);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_point_objective(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* point,
+                            const double* partials, int blocks, bool is_theta, IterationFlags* flags) {
+    point_objective_kernel<T><<<1, kThreads, 0, stream>>>(terms, point, partials, blocks, is_theta, flags);
     RH_CUDA_LAUNCHED();
 }
 
@@ -508,12 +635,20 @@ void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
                                           const int*, T*, IterationFlags*);                                        \
     template void launch_line_search_decide<T>(cudaStream_t, const SurrogateTerms<T>&, T*, const T*,               \
                                                const double*, int, double, IterationFlags*);                       \
+    template void launch_majorizer_matrix<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, T*,                 \
+                                             IterationFlags*);                                                     \
+    template void launch_doubling_decide<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*,            \
+                                            const double*, int, double, T*, IterationFlags*);                      \
     template void launch_gradient<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const double*,    \
                                      int, T*);                                                                     \
     template void launch_lamm_proposals<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const T*,   \
                                            double, int, const IterationFlags*, const LammTrials<T>&);              \
     template void launch_lamm_decide<T>(cudaStream_t, const SurrogateTerms<T>&, int, const double*, int, double,   \
-                                        const LammTrials<T>&, T*, IterationFlags*);                                \
+                                        const LammTrials<T>&, const T*, const LammJudgement&, T*,                  \
+                                        IterationFlags*);                                                          \
+    template void launch_extrapolate<T>(cudaStream_t, std::int64_t, const T*, const T*, double, T*);              \
+    template void launch_point_objective<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const double*, int,  \
+                                            bool, IterationFlags*);                                                \
     template void launch_information_update<T>(cudaStream_t, std::int64_t, const T*, const T*, T*);               \
     template void launch_identity<T>(cudaStream_t, std::int64_t, T*);
 RH_INSTANTIATE(float)

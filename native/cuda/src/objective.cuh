@@ -14,7 +14,10 @@ namespace rh::cuda {
 
 // What an iteration decided, in device memory (and a pinned host copy).
 struct IterationFlags {
-    double objective = 0.0;     // F at the current point
+    double objective = 0.0;     // F at the current point (LAMM's accelerated phase: maybe an extrapolated one)
+    double base_objective = 0.0;   // F at the accepted iterate theta
+    double start_objective = 0.0;  // F at the batch's starting point
+    double accepted_phi = 0.0;     // LAMM: phi of the accepted trial (before it is halved)
     double t_advance = 0.0;     // Newton: t of the accepted step (0: none), applied by the next scoring pass
     double phi = 1.0;           // LAMM's phi for the next trial
     double change_norm = 0.0;
@@ -28,7 +31,7 @@ struct IterationFlags {
     int symmetric = 0;          // the Newton matrix is exactly symmetric
     int need_fallback = 0;      // the Cholesky step was refused: the host runs the next rung
     int info = 0;               // the last factorization's info
-    int reserved = 0;
+    int restarted = 0;          // LAMM: the accepted trial would have raised the penalized objective
 };
 
 // The batch's surrogate objective, as the kernels see it.
@@ -104,6 +107,20 @@ template <class T>
 void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, T* theta, const T* step,
                                const double* partials, int blocks, double tol, IterationFlags* flags);
 
+// M = (G_w + J)/N + ridge I into H (G_w: the Gram with the row weights w,
+// the majorizer of amendment 0002), as launch_newton_system forms H.
+template <class T>
+void launch_majorizer_matrix(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* G, T* H,
+                             IterationFlags* flags);
+
+// After the majorizer's t = 1 was accepted from `start`: u = 2, 4, ... while
+// f strictly decreases (the kDoublingSteps losses of launch_doubling_losses);
+// the last decreasing u moves theta from `start` (flags as the line search
+// sets them), none leaves theta at t = 1.
+template <class T>
+void launch_doubling_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* start, const T* step,
+                            const double* partials, int blocks, double tol, T* theta, IterationFlags* flags);
+
 template <class T>
 void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                      const double* s_partials, int blocks, T* g);
@@ -114,11 +131,36 @@ void launch_lamm_proposals(cudaStream_t stream, const SurrogateTerms<T>& terms, 
                            const T* mask, double lambda_value, int trials, const IterationFlags* flags,
                            const LammTrials<T>& out);
 
+// How LAMM's trials of a pass are judged (core::lamm): the v1 iteration
+// (slack kMajorizationSlack), or the accelerated phase (slack at the
+// rounding level of F) from an extrapolated point, where an accepted trial
+// that would raise the penalized objective above theta's restarts the
+// momentum instead (`restart_check`).
+struct LammJudgement {
+    bool accelerated = false;
+    bool restart_check = false;
+    double lambda_value = 0.0;
+};
+
 // The first trial that f does not put above its majorizer is taken (theta,
 // F, phi, convergence, trial_advance); none: phi doubles once per trial.
+// With restart_check, a trial taken that raises f + lambda ||.||_1 (mask)
+// above theta's sets flags.restarted and leaves theta.
 template <class T>
 void launch_lamm_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, int trials, const double* partials,
-                        int blocks, double tol, const LammTrials<T>& candidates, T* theta, IterationFlags* flags);
+                        int blocks, double tol, const LammTrials<T>& candidates, const T* mask,
+                        const LammJudgement& judgement, T* theta, IterationFlags* flags);
+
+// point = theta + beta (theta - previous), in T (core::lamm's extrapolation).
+template <class T>
+void launch_extrapolate(cudaStream_t stream, std::int64_t d, const T* theta, const T* previous, double beta, T* point);
+
+// F at a point the solver jumps to (the residual there is in the start pass's
+// partial sums): flags.objective (and base_objective when `is_theta`); the
+// pending residual advances are cancelled (the residual was recomputed).
+template <class T>
+void launch_point_objective(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* point,
+                            const double* partials, int blocks, bool is_theta, IterationFlags* flags);
 
 // J_next = J + G (G: SYRK's upper triangle, column-major; J row-major).
 template <class T>

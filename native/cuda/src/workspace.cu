@@ -8,8 +8,10 @@ namespace rh::cuda {
 template <class T>
 void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d) {
     constexpr std::int64_t K = kLammTrialsPerPass;
-    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) grow(*array, device, d);
-    for (auto* array : {&J_current, &J_next, &G, &H}) grow(*array, device, d * d);
+    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history, &search_start,
+                        &previous, &extrapolated})
+        grow(*array, device, d);
+    for (auto* array : {&J_current, &J_next, &G, &H, &G_majorizer}) grow(*array, device, d * d);
     grow(product, device, p);
     grow(candidates, device, d * K);
     grow(feature_changes, device, p * K);
@@ -54,7 +56,8 @@ std::int64_t Workspace<T>::bytes() const noexcept {
     std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
-                              &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H})
+                              &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H, &G_majorizer,
+                              &search_start, &previous, &extrapolated})
         total += array->bytes();
     return total;
 }

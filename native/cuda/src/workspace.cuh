@@ -27,6 +27,11 @@ struct Workspace {
     // trials, intercept changes); the Gram and the Newton matrix (d x d).
     DeviceArray<T> theta, step, gradient, product, mask, history, candidates, feature_changes, intercept_changes;
     DeviceArray<T> G, H;
+    // Amendment 0002's majorizer: the Gram with the row weights (formed once
+    // per batch, on first need) and the point its search starts from.
+    DeviceArray<T> G_majorizer, search_start;
+    // LAMM's accelerated phase: the previous iterate and the extrapolated point.
+    DeviceArray<T> previous, extrapolated;
     // LAMM's trial scalars (4 x trials) and the reductions' partials.
     DeviceArray<double> trial_scalars, partials, sums, gram_partials;
     DeviceArray<IterationFlags> flags;

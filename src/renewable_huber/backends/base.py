@@ -35,11 +35,23 @@ class BackendCapabilities:
         replays, fast-math, device), published as ``cuda_features_``.
     state_on_device : bool
         The state's arrays live in device memory; ``to_host_state`` copies.
+    accepts_device_arrays : bool
+        ``update`` and ``predict`` take device arrays (CuPy, PyTorch CUDA,
+        JAX, TensorFlow GPU) in place (``device_arrays.py``): the estimator
+        checks their shapes and passes them on untouched; ``predict`` then
+        returns an array of the input's framework on its device.
+    framework_arrays : bool
+        ``update`` and ``predict`` take the arrays of the backend's framework
+        as they are (``owns(value)``), and the backend validates them where
+        they live (``validated_X``, ``validated_batch``: validation.py's
+        checks and messages); ``host_array`` copies one to NumPy.
     """
 
     checks_X_finite: bool = False
     reports_cuda_features: bool = False
     state_on_device: bool = False
+    accepts_device_arrays: bool = False
+    framework_arrays: bool = False
 
 
 class Backend(Protocol):

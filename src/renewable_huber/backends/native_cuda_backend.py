@@ -23,7 +23,14 @@ import numpy as np
 from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
-from ..exceptions import BackendUnavailableError, NativeEngineError, RenewableHuberError, ValidationError
+from .. import device_arrays
+from ..exceptions import (
+    BackendContractError,
+    BackendUnavailableError,
+    NativeEngineError,
+    RenewableHuberError,
+    ValidationError,
+)
 from ..state import RenewableHuberState
 from .base import BackendCapabilities
 
@@ -114,7 +121,9 @@ class ResidentInformation:
 class NativeCudaBackend:
     name = "native_cuda"
     n_jobs: Optional[int] = None
-    capabilities = BackendCapabilities(checks_X_finite=True, reports_cuda_features=True, state_on_device=True)
+    capabilities = BackendCapabilities(
+        checks_X_finite=True, reports_cuda_features=True, state_on_device=True, accepts_device_arrays=True
+    )
 
     def __init__(
         self, dtype: str = "float64", device: str = "cuda", cuda_graphs: bool = False, fast_math: bool = False
@@ -249,15 +258,24 @@ class NativeCudaBackend:
         engine = self._current(state)
         coefficients = np.empty(state.n_parameters, dtype=self.dtype)
         try:
-            native, counters = engine.update_host(
-                self._host_array(X),
-                self._host_array(y),
-                None if sample_weight is None else self._host_array(sample_weight),
-                self._native_config(config),
-                coefficients,
-            )
+            if device_arrays.is_device_batch(X, y, sample_weight):
+                native, counters = engine.update_dlpack(
+                    *self._capsules(engine, X=X, y=y, sample_weight=sample_weight),
+                    self._native_config(config),
+                    coefficients,
+                )
+            else:
+                native, counters = engine.update_host(
+                    self._host_array(X),
+                    self._host_array(y),
+                    None if sample_weight is None else self._host_array(sample_weight),
+                    self._native_config(config),
+                    coefficients,
+                )
         except _native.EngineError as exc:
             raise _translate(exc) from None
+        except _native.DlpackContractError as exc:
+            raise BackendContractError(str(exc)) from None
         self._version += 1
         self.last_native_diagnostics = native
         next_state = RenewableHuberState(
@@ -282,8 +300,28 @@ class NativeCudaBackend:
         )
         return next_state, diagnostics
 
-    def predict(self, state: RenewableHuberState, X: Any) -> np.ndarray:
+    def _capsules(self, engine: Any, **arrays: Any) -> list[Any]:
+        """DLPack capsules of device arrays on the engine's device, exported on
+        its stream (None stays None)."""
+        for name, value in arrays.items():
+            if value is not None:
+                device_arrays.check_engine_device(value, name, self.device_index)
+        return [None if value is None else device_arrays.export_capsule(value, engine.stream)
+                for value in arrays.values()]
+
+    def predict(self, state: RenewableHuberState, X: Any) -> Any:
+        """Host X: a NumPy vector; device X: a vector of X's framework on X's
+        device, computed by the engine in place (no host round trip)."""
         engine = self._current(state)
+        if device_arrays.is_device_array(X):
+            out, finish = device_arrays.empty_vector_like(X, int(X.shape[0]), self.dtype.name)
+            try:
+                engine.predict_dlpack(*self._capsules(engine, X=X, out=out))
+            except _native.EngineError as exc:
+                raise _translate(exc) from None
+            except _native.DlpackContractError as exc:
+                raise BackendContractError(str(exc)) from None
+            return finish(out)
         X = self._host_array(X)
         out = np.empty(X.shape[0], dtype=self.dtype)
         try:

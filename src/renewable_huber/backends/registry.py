@@ -26,6 +26,8 @@ class BackendSpec:
     extra: Optional[str]
     #: module inside this package with a ``create(dtype, device, n_jobs)`` factory
     implementation: Optional[str]
+    #: another way to install it, named after the install hint in the missing message
+    alternative: Optional[str] = None
 
     @property
     def install_hint(self) -> str:
@@ -34,10 +36,11 @@ class BackendSpec:
         return f"pip install 'renewable-huber[{self.extra}]'"
 
     def missing_message(self) -> str:
-        return (
+        message = (
             f"The {self.description} backend requires {self.requirement_label}. "
             f"Install it with: {self.install_hint}"
         )
+        return message if self.alternative is None else f"{message} ({self.alternative})"
 
 
 BACKEND_SPECS: dict[str, BackendSpec] = {
@@ -53,7 +56,16 @@ BACKEND_SPECS: dict[str, BackendSpec] = {
             "native-cpu",
             "native_cpu_backend",
         ),
-        BackendSpec("cupy", "cuda", "CuPy", "cupy", "CuPy", "gpu-cupy", "cupy_backend"),
+        BackendSpec(
+            "cupy",
+            "cuda",
+            "CuPy",
+            "cupy",
+            "CuPy",
+            "gpu-cupy",
+            "cupy_backend",
+            alternative="CuPy for CUDA 12; for CUDA 13: pip install 'renewable-huber[gpu-cupy-cuda13]'",
+        ),
         BackendSpec(
             "native_cuda",
             "cuda",
