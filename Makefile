@@ -14,13 +14,21 @@ CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH
 CTEST_BUILD := native/build
 JOBS ?= 2
 
-.PHONY: run test setup native-ctest dist dist-check clean
+.PHONY: run test setup native-ctest fuzz dist dist-check clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
 
 test: setup native-ctest
 	$(VPY) -m pytest
+	$(MAKE) fuzz
+
+# Fuzzing (tests/fuzz/): checkpoint loading, input validation, the CSV/Parquet
+# readers, 20 s each with atheris (coverage-guided) where it is installed,
+# else a deterministic loop of seeded mutations of the committed corpora.
+FUZZ_SECONDS ?= 20
+fuzz: setup
+	$(VPY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
 
 setup: $(STAMP) $(NATIVE_STAMP) $(CUDA_STAMP)
 

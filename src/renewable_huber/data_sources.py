@@ -145,8 +145,13 @@ class TableSource:
             missing = [name for name in self.features if name not in header]
             if missing:
                 raise ValueError(f"feature column(s) not found: {', '.join(missing)}")
-            return list(self.features)
-        return [name for name in header if name not in (self.target, self.weight_column)]
+            features = list(self.features)
+        else:
+            features = [name for name in header if name not in (self.target, self.weight_column)]
+        for name in dict.fromkeys(self._wanted(features)):
+            if list(header).count(name) > 1:
+                raise ValueError(f"column '{name}' appears {list(header).count(name)} times in {self.path.name}'s header")
+        return features
 
     def _wanted(self, features: list[str]) -> list[str]:
         return features + [self.target] + ([self.weight_column] if self.weight_column else [])
@@ -191,16 +196,30 @@ class TableSource:
                 rows_read += record_batch.num_rows
                 for batch in assembler.add(columns, record_batch.num_rows):
                     yield features, batch
-        except pa.ArrowInvalid as exc:
-            raise ValueError(f"{self.path.name}: {exc}") from None
+        except (OSError, pa.ArrowException) as exc:
+            raise self._damaged(exc) from exc
         last = assembler.finish()
         if last is not None:
             yield features, last
 
+    def _damaged(self, error: Exception) -> Exception:
+        """Arrow's errors about the file's content (ArrowInvalid, a feature it
+        does not implement, and damaged metadata or pages, which it reports as
+        a plain OSError) become a ValueError naming the file. Out of memory and
+        the OSError subclasses (no such file, permission denied) stay what they are."""
+        if isinstance(error, MemoryError) or (isinstance(error, OSError) and type(error) is not OSError):
+            return error
+        kind = "Parquet" if self.is_parquet else "CSV"
+        return ValueError(f"{self.path.name} is not a readable {kind} file: {error}")
+
     def _parquet_batches(self, batch_size: int) -> Iterator[tuple[list[str], Batch]]:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        file = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=PARQUET_READ_BUFFER)
+        try:
+            file = pq.ParquetFile(self.path, pre_buffer=False, buffer_size=PARQUET_READ_BUFFER)
+        except (OSError, pa.ArrowException) as exc:
+            raise self._damaged(exc) from exc
         features = self.columns(file.schema_arrow.names)
         # iter_batches also ends a chunk at every row-group boundary, which the
         # assembler hides
@@ -225,8 +244,8 @@ class TableSource:
         convert = pacsv.ConvertOptions(column_types={name: pa.float64() for name in wanted}, include_columns=wanted)
         try:
             reader = pacsv.open_csv(self.path, read_options=read, convert_options=convert)
-        except pa.ArrowInvalid as exc:
-            raise ValueError(f"{self.path.name}: {exc}") from None
+        except (OSError, pa.ArrowException) as exc:
+            raise self._damaged(exc) from exc
         yield from self._arrow_batches(reader, features, batch_size)
 
     def _csv_header(self) -> tuple[list[str], int]:

@@ -73,7 +73,8 @@ def is_device_batch(X: Any, y: Any = None, sample_weight: Any = None) -> bool:
     arrays = {"X": X, "y": y, "sample_weight": sample_weight}
     on_device = {name: is_device_array(value) for name, value in arrays.items() if value is not None}
     if all(on_device.values()):
-        return on_device["X"]
+        # X may be None (refused later by the host checks): not a device batch
+        return on_device.get("X", False)
     if not any(on_device.values()):
         return False
     placement = ", ".join(f"{name} {where(arrays[name])}" for name in on_device)

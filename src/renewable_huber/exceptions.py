@@ -24,7 +24,9 @@ class ValidationError(RenewableHuberError, ValueError):
 
 
 class NativeEngineError(RenewableHuberError, RuntimeError):
-    """A native engine (CPU or CUDA) could not complete an update (e.g. an unsolvable Newton system)."""
+    """An engine (native CPU or CUDA, or the NumPy reference) could not complete
+    an update (e.g. an unsolvable Newton system: finite inputs so large that
+    it overflows). The model is unchanged."""
 
 
 class BackendContractError(RenewableHuberError, TypeError):

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..config import SolverConfig
 from ..core import NumpyOps, UpdateDiagnostics, renewable_update
+from ..exceptions import NativeEngineError
 from ..state import RenewableHuberState
 from .base import HostStateBackend
 
@@ -29,7 +30,14 @@ class NumpyBackend(HostStateBackend):
         sample_weight: Optional[np.ndarray],
         config: SolverConfig,
     ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
-        return renewable_update(self._ops, state, X, y, sample_weight, config)
+        try:
+            return renewable_update(self._ops, state, X, y, sample_weight, config)
+        except np.linalg.LinAlgError as exc:
+            # the error native_cpu gives for the same batch (values so large
+            # that the Newton system overflows): found by the validation fuzzer
+            raise NativeEngineError(
+                f"numpy backend failed (numerical_failure): the Newton system could not be solved ({exc})"
+            ) from None
 
     def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:
         coefficients = state.coefficients

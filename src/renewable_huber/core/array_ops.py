@@ -132,5 +132,9 @@ class NumpyOps:
         values below eps * d of the largest treated as zero, eps of the model
         dtype (numpy's rcond=None would take float64's for a float32 matrix,
         which it solves in float64)."""
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            # LAPACK's SVD on inf/NaN may never return (a hang found by the
+            # validation fuzzer: finite X values of 1e308 overflow the system)
+            raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares: the system is not finite")
         rcond = singular_rcond_threshold(a.shape[0], self.dtype_name)
         return np.linalg.lstsq(a, b, rcond=rcond)[0].astype(a.dtype, copy=False)

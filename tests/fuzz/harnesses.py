@@ -1,0 +1,173 @@
+"""Fuzz harnesses (issue 18, item 5): checkpoint loading, input validation,
+the CLI's CSV/Parquet readers. Each ``one_*`` takes one input of bytes and
+raises only if the code under test fails outside its documented errors:
+
+- checkpoint: ``RenewableHuberRegressor.load`` refuses with ValidationError
+  or loads a model that predicts;
+- validation: ``partial_fit`` on arrays, lists and DataFrames of random
+  shapes, dtypes and objects raises ValidationError or TypeError (the
+  contract's two), NativeEngineError (the update could not be completed:
+  finite values so large that the Newton system overflows) or fits;
+- readers: ``TableSource.batches`` on random CSV text or Parquet bytes raises
+  ValueError (arrow's ArrowInvalid and UnicodeDecodeError are ValueErrors) or
+  yields batches of the documented shape.
+
+run_fuzz.py drives them with atheris (coverage-guided) or, without it, as a
+deterministic loop of seeded mutations of the committed corpora.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+
+import numpy as np
+
+from renewable_huber import RenewableHuberRegressor, ValidationError
+from renewable_huber.exceptions import NativeEngineError
+from renewable_huber.data_sources import TableSource
+
+_SCRATCH = tempfile.mkdtemp(prefix="rh-fuzz-")
+
+
+class Unexpected(AssertionError):
+    """The code under test failed outside its documented errors."""
+
+
+def _scratch(name: str, data: bytes) -> str:
+    path = os.path.join(_SCRATCH, name)
+    with open(path, "wb") as handle:
+        handle.write(data)
+    return path
+
+
+# ---------------------------------------------------------------- checkpoint
+def one_checkpoint(data: bytes) -> None:
+    path = _scratch("model.npz", data)
+    try:
+        model = RenewableHuberRegressor.load(path, backend="numpy")
+    except ValidationError:
+        return
+    prediction = model.predict(np.zeros((2, model.n_features_in_)))
+    if prediction.shape != (2,):
+        raise Unexpected(f"a loaded checkpoint predicted shape {prediction.shape}")
+
+
+# ---------------------------------------------------------------- validation
+class _Bytes:
+    """Reads small integers and floats off the input, zeros once it is used up."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data, self._at = data, 0
+
+    def byte(self) -> int:
+        value = self._data[self._at] if self._at < len(self._data) else 0
+        self._at += 1
+        return value
+
+    def pick(self, options):
+        return options[self.byte() % len(options)]
+
+    def floats(self, n: int) -> np.ndarray:
+        specials = [0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 1e308, -1e-308, 5e-324, 2.0**63]
+        out = np.empty(n)
+        for i in range(n):
+            b = self.byte()
+            out[i] = specials[b % len(specials)] if b >= 230 else (b - 115) / 7.0
+        return out
+
+
+def _array(source: _Bytes, rows: int):
+    kind = source.pick(["float64", "float32", "int64", "bool", "object", "str", "complex", "uint8", "float16"])
+    ndim = source.pick([2, 2, 2, 1, 0, 3])
+    cols = source.pick([1, 2, 3, 0])
+    shape = {0: (), 1: (rows,), 2: (rows, cols), 3: (rows, cols, 2)}[ndim]
+    values = source.floats(int(np.prod(shape)) if shape else 1).reshape(shape) if shape else source.floats(1)[0]
+    if kind == "object":
+        flat = np.asarray(values, dtype=object).reshape(-1)
+        for i in range(flat.size):
+            flat[i] = source.pick([flat[i], None, "1.5", "x", [1.0], {}, b"2"])
+        return flat.reshape(np.shape(values))
+    if kind == "str":
+        return np.asarray(values).astype(str)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(values).astype(kind)
+
+
+def _frame(source: _Bytes, rows: int):
+    import pandas as pd
+
+    columns = {}
+    for j in range(source.pick([1, 2, 3])):
+        base = source.floats(rows)
+        kind = source.pick(["float", "category", "string", "Int64", "datetime", "bool", "Float64", "object"])
+        if kind == "float":
+            columns[f"c{j}"] = base
+        elif kind == "category":
+            columns[f"c{j}"] = pd.Categorical(base.astype(str))
+        elif kind == "string":
+            columns[f"c{j}"] = pd.array(base.astype(str), dtype="string")
+        elif kind == "Int64":
+            columns[f"c{j}"] = pd.array([int(v) if np.isfinite(v) and abs(v) < 2**53 else None for v in base], dtype="Int64")
+        elif kind == "datetime":
+            columns[f"c{j}"] = pd.to_datetime(np.arange(rows), unit="D")
+        elif kind == "bool":
+            columns[f"c{j}"] = base > 0
+        elif kind == "Float64":
+            columns[f"c{j}"] = pd.array(base, dtype="Float64")
+        else:
+            columns[f"c{j}"] = pd.Series(base, dtype=object)
+    return pd.DataFrame(columns)
+
+
+def _value(source: _Bytes, rows: int, vector: bool):
+    kind = source.pick(["array", "array", "list", "frame", "none", "scalar", "series"])
+    if kind == "array":
+        return _array(source, rows)
+    if kind == "list":
+        return _array(source, rows).tolist()
+    if kind == "frame":
+        frame = _frame(source, rows)
+        return frame.iloc[:, 0] if vector else frame
+    if kind == "series":
+        return _frame(source, rows).iloc[:, 0]
+    if kind == "scalar":
+        return source.pick([1.0, "a", object(), b"x"])
+    return None
+
+
+def one_validation(data: bytes) -> None:
+    source = _Bytes(data)
+    rows = source.pick([0, 1, 2, 3, 5, 8])
+    X = _value(source, rows, vector=False)
+    y = _value(source, source.pick([rows, rows, rows + 1]), vector=True)
+    w = _value(source, rows, vector=True) if source.byte() % 2 else None
+    model = RenewableHuberRegressor(backend="numpy", dtype=source.pick(["float64", "float32"]), max_iter=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model.partial_fit(X, y, w)
+        except (ValidationError, TypeError, NativeEngineError):
+            return
+    if not np.all(np.isfinite(model.coef_)):
+        raise Unexpected("a fit on validated input gave non-finite coefficients")
+
+
+# ---------------------------------------------------------------- readers
+def one_reader(data: bytes) -> None:
+    fmt = "parquet" if data[:1] == b"P" else "csv"
+    path = _scratch(f"data.{fmt}", data[1:])
+    batch_size = 1 + (data[1] % 7 if len(data) > 1 else 0)
+    try:
+        for features, batch in TableSource(__import__("pathlib").Path(path), "y", None, None, batch_size).batches():
+            if batch.X.ndim != 2 or batch.X.shape[1] != len(features) or not 0 < batch.X.shape[0] <= batch_size:
+                raise Unexpected(f"a batch of shape {batch.X.shape} for {len(features)} features")
+            if batch.y.shape != (batch.X.shape[0],):
+                raise Unexpected("y does not match X's rows")
+    except ValueError:
+        return
+
+
+HARNESSES = {"checkpoint": one_checkpoint, "validation": one_validation, "readers": one_reader}
