@@ -14,14 +14,23 @@ CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH
 CTEST_BUILD := native/build
 JOBS ?= 2
 
-.PHONY: run test setup native-ctest fuzz dist dist-check clean
+.PHONY: run test setup native-ctest native-asan fuzz dist dist-check clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
 
-test: setup native-ctest
+test: setup native-ctest native-asan
 	$(VPY) -m pytest
 	$(MAKE) fuzz
+
+# The C++ unit tests (core and CPU engine) once more, built with
+# AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal
+# (native/CMakeLists.txt RH_SANITIZE), in their own build folder.
+ASAN_BUILD := native/build-asan
+native-asan: $(STAMP)
+	cmake -S native -B $(ASAN_BUILD) -G Ninja -DPython_EXECUTABLE=$(abspath $(VPY)) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRH_SANITIZE=ON -DRH_BUILD_TESTS=ON -DRH_BUILD_PYTHON=OFF -DRH_BUILD_CUDA=OFF > /dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir $(ASAN_BUILD) --output-on-failure
 
 # Fuzzing (tests/fuzz/): checkpoint loading, input validation, the CSV/Parquet
 # readers, 20 s each with atheris (coverage-guided) where it is installed,
@@ -70,4 +79,4 @@ dist-check: dist
 	bash scripts/release/clean_room_install.sh dist
 
 clean:
-	rm -rf $(VENV) native/build native/build-python-cpu native/build-python-cuda build-dist dist .pytest_cache
+	rm -rf $(VENV) native/build native/build-asan native/build-python-cpu native/build-python-cuda build-dist dist .pytest_cache
