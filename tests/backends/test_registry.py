@@ -265,3 +265,25 @@ def test_explicit_engine_never_falls_back(pretend_native_chosen, assert_untouche
     pretend_native_chosen["create"] = "broken"
     with assert_untouched(model), pytest.raises(RuntimeError, match="simulated engine failure"):
         model.fit(X, Y)
+
+
+def test_cpu_calibrations_are_invalidated_by_the_thread_environment_and_a_fork(monkeypatch):
+    from renewable_huber.backends import cpu_selector
+
+    base = cpu_selector._thread_environment()
+    assert cpu_selector._thread_environment() == base  # stable while nothing changes
+    monkeypatch.setattr(cpu_selector.os, "getpid", lambda: -1)  # a forked child
+    assert cpu_selector._thread_environment() != base
+    monkeypatch.undo()
+    monkeypatch.setattr(cpu_selector, "_observed_pool_sizes", lambda: (("openblas", 1),))
+    assert cpu_selector._thread_environment() != base
+    monkeypatch.undo()
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    assert cpu_selector._thread_environment() != base
+
+
+def test_the_observed_pools_include_the_native_engine():
+    pytest.importorskip("_renewable_huber_native_cpu")
+    from renewable_huber.backends import cpu_selector
+
+    assert any(name == "native_cpu" for name, _ in cpu_selector._observed_pool_sizes())

@@ -5,8 +5,9 @@ times both engines on a probe of that batch's shape (a few rows, at most
 ``CALIBRATION_BUDGET_SECONDS``), and picks the native engine only when it is
 predicted at least ``NATIVE_MARGIN`` faster. Results are cached per process,
 keyed by the problem's shape class, dtype, penalty and the thread environment,
-and never persisted: a change of thread variables or CPU affinity invalidates
-them.
+and never persisted: a change of thread variables, CPU affinity or the
+observed BLAS/OpenMP pool sizes invalidates them, and a forked child starts
+without them.
 """
 
 from __future__ import annotations
@@ -46,11 +47,34 @@ def cpu_dispatch_record(backend: str, reason: str, work_units: int, **measured: 
     return record
 
 
+def _observed_pool_sizes() -> tuple:
+    """The thread pools the process has now (BLAS and OpenMP libraries, as
+    threadpoolctl sees them; the native engine's BLAS): a change invalidates
+    calibrations made with other sizes."""
+    sizes: list = []
+    try:
+        from threadpoolctl import threadpool_info
+
+        sizes += sorted((info.get("internal_api"), info.get("num_threads")) for info in threadpool_info())
+    except Exception:  # threadpoolctl absent or failing: the variables and affinity still count
+        pass
+    try:
+        import _renewable_huber_native_cpu as native
+
+        sizes.append(("native_cpu", native.blas_threads()))
+    except Exception:
+        pass
+    return tuple(sizes)
+
+
 def _thread_environment() -> tuple:
+    """What a calibration depends on besides the problem: the thread
+    variables, the CPU affinity, the observed pool sizes and the process (a
+    forked child calibrates again)."""
     affinity: tuple = ()
     if hasattr(os, "sched_getaffinity"):
         affinity = tuple(sorted(os.sched_getaffinity(0)))
-    return tuple(os.environ.get(name) for name in THREAD_VARIABLES) + (affinity,)
+    return tuple(os.environ.get(name) for name in THREAD_VARIABLES) + (affinity, _observed_pool_sizes(), os.getpid())
 
 
 def _shape_class(n_rows: int, n_parameters: int) -> tuple[int, int]:
