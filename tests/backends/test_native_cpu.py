@@ -53,8 +53,6 @@ def assert_states_close(native, reference, dtype, where):
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed):
-    if scenario == "rank_deficient" and (dtype == "float32" or penalty == "l1"):
-        pytest.skip("rank-deficient systems are compared in float64 Newton (the reference's least-squares route)")
     options = dict(SCENARIOS[scenario])
     batches, n, p = options.pop("batches", 3), options.pop("n", 120), 4
     fit_intercept = options.pop("fit_intercept", True)
@@ -194,7 +192,7 @@ def test_fast_path_randomized_differential_against_numpy(scenario, penalty, dtyp
 
     def on_the_fast_path(where):
         assert native.last_kernel_path == "fast", where
-        if "rank_deficient" in where:
+        if "rank_deficient" in where and penalty == "none":  # LAMM solves no system
             assert native.last_solve_route == "least_squares", where
 
     check_own_rounding_stream(native, scenario, penalty, dtype, seed, check=on_the_fast_path)
