@@ -14,7 +14,7 @@ CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH
 CTEST_BUILD := native/build
 JOBS ?= 2
 
-.PHONY: run test setup native-ctest native-asan fuzz dist dist-check clean
+.PHONY: run test setup native-ctest native-asan fuzz fuzz-native dist dist-check clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
@@ -22,6 +22,7 @@ run: setup
 test: setup native-ctest native-asan
 	$(VPY) -m pytest
 	$(MAKE) fuzz
+	$(MAKE) fuzz-native
 
 # The C++ unit tests (core and CPU engine) once more, built with
 # AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal
@@ -38,6 +39,20 @@ native-asan: $(STAMP)
 FUZZ_SECONDS ?= 20
 fuzz: setup
 	$(VPY) tests/fuzz/run_fuzz.py --seconds $(FUZZ_SECONDS)
+
+# libFuzzer on the CPU engine's update entry point (native/tests/fuzz/), built
+# with clang and AddressSanitizer/UndefinedBehaviorSanitizer in its own
+# folder, FUZZ_SECONDS from the committed corpus (new inputs go to the build
+# folder; a crash, hang, leak or sanitizer report fails the run and leaves
+# its input there).
+FUZZ_BUILD := native/build-fuzz
+fuzz-native: $(STAMP)
+	@command -v clang++ > /dev/null || { echo "fuzz-native: clang++ not found: the libFuzzer target is not built or run"; [ "$(RH_REQUIRE_FUZZ)" != "1" ]; }
+	@command -v clang++ > /dev/null || exit 0; \
+	cmake -S native -B $(FUZZ_BUILD) -G Ninja -DPython_EXECUTABLE=$(abspath $(VPY)) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DRH_FUZZ=ON -DRH_BUILD_TESTS=OFF -DRH_BUILD_PYTHON=OFF -DRH_BUILD_CUDA=OFF > /dev/null && \
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target rh_fuzz_cpu_update && \
+	rm -rf $(FUZZ_BUILD)/corpus && mkdir -p $(FUZZ_BUILD)/corpus && \
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(FUZZ_BUILD)/rh_fuzz_cpu_update -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=8192 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus tests/fuzz/corpus/native_cpu_update
 
 setup: $(STAMP) $(NATIVE_STAMP) $(CUDA_STAMP)
 
@@ -79,4 +94,4 @@ dist-check: dist
 	bash scripts/release/clean_room_install.sh dist
 
 clean:
-	rm -rf $(VENV) native/build native/build-asan native/build-python-cpu native/build-python-cuda build-dist dist .pytest_cache
+	rm -rf $(VENV) native/build native/build-asan native/build-fuzz native/build-python-cpu native/build-python-cuda build-dist dist .pytest_cache

@@ -86,6 +86,11 @@ bool regular_route_allowed(std::int64_t d, Estimate&& estimate, Exact&& exact) {
 // rcond * the largest treated as zero.
 template <class T>
 core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x, T rcond, SolveLadder<T>& ws) {
+    // LAPACK's SVD on inf/NaN may never return (found by the libFuzzer target
+    // tests/fuzz/fuzz_cpu_update.cpp: extreme finite inputs overflow the system)
+    if (!core::all_finite(factor, d * d) || !core::all_finite(b, d))
+        throw core::EngineError(core::Status::numerical_failure,
+                                "the Newton system is not finite (its values overflowed): it cannot be solved");
     std::copy(b, b + d, x);
     const auto info = blas::least_squares_solve(static_cast<blas::index_t>(d), factor, x, rcond,
                                                 ws.singular_values.data(), ws.least_squares_work.data(),

@@ -52,7 +52,10 @@ void WorkerPool::ensure_workers(int count) {
     }
 #endif
     const bool starting = static_cast<int>(workers_.size()) < count;
-    while (static_cast<int>(workers_.size()) < count) workers_.emplace_back([this] { worker_loop(); });
+    while (static_cast<int>(workers_.size()) < count) {
+        std::atomic<int>& phase = *phases_.emplace_back(std::make_unique<std::atomic<int>>(kWaiting));
+        workers_.emplace_back([this, &phase] { worker_loop(phase); });
+    }
     if (starting) steer_sleepers();  // a new thread, too, starts beside its creator
 }
 
@@ -82,8 +85,17 @@ void WorkerPool::steer_sleepers() {
     const int here = sched_getcpu();
     if (here < 0 || !CPU_ISSET(here, &elsewhere)) return;
     CPU_CLR(here, &elsewhere);
-    for (auto& worker : workers_) pthread_setaffinity_np(worker.native_handle(), sizeof elsewhere, &elsewhere);
+    // Only waiting workers move; the round is counted before they may run
+    // again, so each sees it and restores the full set before its parts.
+    std::vector<std::size_t> moved;
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+        int waiting = kWaiting;
+        if (!phases_[i]->compare_exchange_strong(waiting, kSteered, std::memory_order_seq_cst)) continue;
+        pthread_setaffinity_np(workers_[i].native_handle(), sizeof elsewhere, &elsewhere);
+        moved.push_back(i);
+    }
     steered_.fetch_add(1, std::memory_order_seq_cst);
+    for (std::size_t i : moved) phases_[i]->store(kWaiting, std::memory_order_seq_cst);
 #endif
 }
 
@@ -142,9 +154,10 @@ WorkerPool::Dispatch WorkerPool::dispatch(int parts, void (*function)(void*, int
     return asleep ? Dispatch::late_asleep : Dispatch::late_awake;
 }
 
-void WorkerPool::worker_loop() {
+void WorkerPool::worker_loop(std::atomic<int>& phase) {
     std::uint32_t seen = 0, steering_seen = 0;
     for (;;) {
+        phase.store(kWaiting, std::memory_order_seq_cst);
         const auto start = std::chrono::steady_clock::now();
         int spins = 0;
         std::uint32_t now = generation_.load(std::memory_order_acquire);
@@ -165,6 +178,9 @@ void WorkerPool::worker_loop() {
         seen = now;
         if (stop_.load(std::memory_order_acquire)) return;
         if (held_.load(std::memory_order_acquire)) continue;
+        for (int waiting = kWaiting; !phase.compare_exchange_weak(waiting, kRunning, std::memory_order_seq_cst);
+             waiting = kWaiting)
+            RH_PAUSE();  // the caller is moving this worker: wait until it is done
         if (const std::uint32_t steering = steered_.load(std::memory_order_acquire); steering != steering_seen) {
             steering_seen = steering;
             restore_affinity();  // running now, away from the caller: the full set again

@@ -30,6 +30,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -83,18 +84,24 @@ private:
 
     Dispatch dispatch(int parts, void (*function)(void*, int), void* context);
     void ensure_workers(int count);
-    void worker_loop();
+    void worker_loop(std::atomic<int>& phase);
     // Claims the next part of generation `generation`; -1 when none is left.
     int claim(std::uint32_t generation);
     // Whether generation `generation` still has unclaimed parts.
     bool unclaimed(std::uint32_t generation) const;
     // Before waking sleeping workers (and after starting new ones): the
-    // workers' affinity without the caller's CPU.
+    // waiting workers' affinity without the caller's CPU (a running worker
+    // is left alone: it restores the full set only between generations).
     void steer_sleepers();
     // In a worker: the affinity the caller had when it last steered.
     void restore_affinity() const;
 
     std::vector<std::thread> workers_;
+    // Each worker's phase: kWaiting (between generations: steering may move
+    // it), kRunning (claiming and running parts: never moved), kSteered (the
+    // caller is moving it; the worker waits for kWaiting before it runs).
+    static constexpr int kRunning = 0, kWaiting = 1, kSteered = 2;
+    std::vector<std::unique_ptr<std::atomic<int>>> phases_;
     void (*function_)(void*, int) = nullptr;
     void* context_ = nullptr;
     // claim_ = generation << 32 | parts << 16 | next unclaimed part.
