@@ -30,6 +30,15 @@ EXTERNAL_CORPUS = Path(
 SCHEDULE_RTOL = 1e-12
 
 
+def linear(n, p, seed=0, dtype="float64"):
+    """A linear stream with t(3) noise, an intercept of 0.5 and every twentieth row an outlier (+25)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = X @ rng.normal(size=p) + 0.5 + rng.standard_t(3, size=n)
+    y[:: max(1, n // 20)] += 25.0
+    return X.astype(dtype), y.astype(dtype)
+
+
 def load_cases(path: Path) -> list[dict[str, Any]]:
     corpus = json.loads(path.read_text())
     assert corpus["schema"] == "renewable-huber-native-golden"

@@ -15,7 +15,6 @@ failure until it does.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import re
@@ -25,7 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, load_cases, replay_case
+from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, linear, load_cases, replay_case
 from own_rounding import SCENARIOS, check_own_rounding_stream, config
 
 from renewable_huber import RenewableHuberRegressor, serialization
@@ -118,14 +117,6 @@ class BackendStream:
         out = self.backend.predict(self.state, self._input(X))
         assert self.framework.is_native(out)
         return self.framework.host(out)
-
-
-def linear(n, p, seed=0, dtype="float64"):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    y = X @ rng.normal(size=p) + 0.5 + rng.standard_t(3, size=n)
-    y[:: max(1, n // 20)] += 25.0
-    return X.astype(dtype), y.astype(dtype)
 
 
 # ---------------------------------------------------------------- the corpora and the reference

@@ -15,7 +15,7 @@ import pytest
 if importlib.util.find_spec("_renewable_huber_native_cuda") is None:  # skip only when genuinely absent
     pytest.skip("renewable-huber-native-cuda is not installed", allow_module_level=True)
 
-from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, load_cases, replay_case  # noqa: E402
+from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, linear, load_cases, replay_case  # noqa: E402
 from own_rounding import SCENARIOS, check_own_rounding_stream, config  # noqa: E402
 
 from renewable_huber import RenewableHuberRegressor  # noqa: E402
@@ -112,14 +112,6 @@ def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed):
     # float32 reference's float32 sums to ~1e-7 (ALGORITHM.md, "Precision").
     check_own_rounding_stream(backend, scenario, penalty, dtype, seed, check=routes,
                               schedule_rtol=1e-12 if dtype == "float64" else 1e-6)
-
-
-def linear(n, p, seed=0, dtype="float64"):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    y = X @ rng.normal(size=p) + 0.5 + rng.standard_t(3, size=n)
-    y[:: max(1, n // 20)] += 25.0
-    return X.astype(dtype), y.astype(dtype)
 
 
 @gpu
