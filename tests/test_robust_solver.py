@@ -21,6 +21,7 @@ from renewable_huber.config import SolverConfig
 from renewable_huber.core import NumpyOps
 from renewable_huber.core.lamm import lamm
 from renewable_huber.core.newton import damped_newton
+from renewable_huber.core.data_terms import LocalDataTerms
 from renewable_huber.core.objective import SurrogateObjective
 from renewable_huber.backends.registry import BACKEND_SPECS, create_backend
 from renewable_huber.core.solver_rules import PLAIN_LAMM_ITERATIONS
@@ -58,9 +59,9 @@ def config(**changes):
 def first_batch_objective(Z, y, *, tau=1.345, h=0.1, ridge=1e-8, cls=SurrogateObjective):
     n, d = Z.shape
     return cls(
-        ops=OPS, design=Z, response=y, weights=np.ones(n), theta_prev=np.zeros(d), information_prev=np.zeros((d, d)),
-        history_direction=np.zeros(d), uses_history=False, history_coefficient=0.0, weight_sum=float(n),
-        tau=OPS.scalar(tau), bandwidth=OPS.scalar(h), ridge=OPS.scalar(ridge),
+        ops=OPS, data=LocalDataTerms(OPS, Z, y, np.ones(n), OPS.scalar(tau), OPS.scalar(h)), theta_prev=np.zeros(d),
+        information_prev=np.zeros((d, d)), history_direction=np.zeros(d), uses_history=False,
+        history_coefficient=0.0, weight_sum=float(n), ridge=OPS.scalar(ridge),
     )
 
 

@@ -46,9 +46,11 @@ void check_state_values(const StateView<T>& state) {
 // X, y and the optional weights: finite; weights non-negative with a positive
 // sum. x_finite() tests X (the engine splits that test over its threads),
 // finite(values, count) the vectors. The messages are the Python
-// validators' (validation.py), word for word.
+// validators' (validation.py), word for word. A partition of a batch
+// (positive_weight_sum false) may weigh nothing: another carries the weight.
 template <class T, class XFinite, class Finite = PortableFiniteness>
-void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite, Finite finite = {}) {
+void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite, Finite finite = {},
+                        bool positive_weight_sum = true) {
     const std::int64_t n = batch.rows;
     if (batch.X == nullptr || batch.y == nullptr)
         throw EngineError(Status::invalid_argument, "X and y must not be null");
@@ -65,7 +67,8 @@ void check_batch_values(const BatchView<T>& batch, XFinite&& x_finite, Finite fi
             if (w[i] < T(0)) throw EngineError(Status::invalid_weights, "sample_weight must be non-negative");
             any_positive = any_positive || w[i] > T(0);
         }
-        if (!any_positive) throw EngineError(Status::invalid_weights, "sample_weight must have a positive sum");
+        if (positive_weight_sum && !any_positive)
+            throw EngineError(Status::invalid_weights, "sample_weight must have a positive sum");
     }
 }
 

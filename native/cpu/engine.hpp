@@ -24,6 +24,7 @@
 #include "cpu/fast/lamm_evaluator.hpp"
 #include "cpu/fast/problem.hpp"
 #include "cpu/kernel_choice.hpp"
+#include "cpu/partition_sums.hpp"
 #include "cpu/platform/thread_policy.hpp"
 #include "cpu/platform/worker_pool.hpp"
 #include "cpu/reference/reference_buffers.hpp"
@@ -44,6 +45,16 @@ public:
     // core::EngineError.
     CpuUpdateDiagnostics update(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                 const core::SolverConfig& config, core::StateOutput<T>& next);
+
+    // A partition's share of a batch's data terms at `point`
+    // (partition_sums.hpp). `design` is the partition's Z (rows x d, the
+    // intercept column included by the caller), with y and optional weights
+    // checked as update() checks a batch, except that the weights may sum to
+    // zero (another partition may carry the batch's weight). Threads: the
+    // BLAS pool at n_jobs, as the reference-order path runs. Errors throw
+    // core::EngineError before any output is written.
+    void partition_sums(const core::BatchView<T>& design, const PartitionSumsPoint<T>& point,
+                        const PartitionSumsRequest& request, PartitionSumsOutput<T>& out);
 
     // Whether every value of X (rows x features, row-major) is finite: the
     // test update() makes, split over the threads like the fast path's row

@@ -98,6 +98,40 @@ void predict(const rh::cpu::Engine<T>& engine, Vector<T> coefficients, std::int6
                    out.data());
 }
 
+// A partition's data terms at theta (cpu/partition_sums.hpp): a term is
+// formed when its output array is given (the loss when `loss`); returns
+// (loss_sum, weight_sum).
+template <class T>
+std::pair<double, double> partition_sums(rh::cpu::Engine<T>& engine, Matrix<T> design, Vector<T> y,
+                                         std::optional<Vector<T>> sample_weight, Vector<T> theta, double tau,
+                                         double bandwidth, bool loss, std::optional<OutVector<T>> score_product,
+                                         std::optional<OutMatrix<T>> curvature_gram,
+                                         std::optional<OutMatrix<T>> unit_gram) {
+    const auto d = static_cast<std::size_t>(design.shape(1));
+    if (y.shape(0) != design.shape(0)) fail("y must have as many rows as the design");
+    if (sample_weight && sample_weight->shape(0) != design.shape(0))
+        fail("sample_weight must have as many rows as the design");
+    if (theta.shape(0) != d) fail("theta must have one entry per design column");
+    if (score_product && score_product->shape(0) != d) fail("score_product must have one entry per design column");
+    for (const auto* gram : {&curvature_gram, &unit_gram})
+        if (*gram && ((*gram)->shape(0) != d || (*gram)->shape(1) != d))
+            fail("the Gram outputs must be d x d, d the design's columns");
+    const rh::core::BatchView<T> batch{design.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
+                                       static_cast<std::int64_t>(design.shape(0)), static_cast<std::int64_t>(d)};
+    const rh::cpu::PartitionSumsPoint<T> point{theta.data(), tau, bandwidth};
+    const rh::cpu::PartitionSumsRequest request{loss, score_product.has_value(), curvature_gram.has_value(),
+                                                unit_gram.has_value()};
+    rh::cpu::PartitionSumsOutput<T> out;
+    out.score_product = score_product ? score_product->data() : nullptr;
+    out.curvature_gram = curvature_gram ? curvature_gram->data() : nullptr;
+    out.unit_gram = unit_gram ? unit_gram->data() : nullptr;
+    {
+        nb::gil_scoped_release released;
+        engine.partition_sums(batch, point, request, out);
+    }
+    return {out.loss_sum, out.weight_sum};
+}
+
 template <class T>
 void bind_engine(nb::module_& m, const char* name, const char* dtype) {
     using Engine = rh::cpu::Engine<T>;
@@ -112,6 +146,13 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
              "X"_a.noconvert(), "y"_a.noconvert(), "sample_weight"_a.noconvert().none(), "config"_a,
              "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(),
              "Absorb one batch; writes the next state into the out arrays and returns (diagnostics, counters).")
+        .def("partition_sums", &partition_sums<T>, "design"_a.noconvert(), "y"_a.noconvert(),
+             "sample_weight"_a.noconvert().none(), "theta"_a.noconvert(), "tau"_a, "bandwidth"_a, "loss"_a,
+             "score_product"_a.noconvert().none(), "curvature_gram"_a.noconvert().none(),
+             "unit_gram"_a.noconvert().none(),
+             "A partition's share of a batch's data terms at theta (design = Z, intercept column included): "
+             "writes Z'(w score(r)), Z' diag(w kappa(r)) Z and Z' diag(w) Z into the arrays given; returns "
+             "(sum w loss(r) when loss else 0, sum w)")
         .def("predict", &predict<T>, "coefficients"_a.noconvert(), "n_features"_a, "fit_intercept"_a,
              "X"_a.noconvert(), "out"_a.noconvert())
         .def(

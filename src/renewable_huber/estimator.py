@@ -27,6 +27,7 @@ from .state import RenewableHuberState
 from .validation import (
     all_finite,
     check_feature_names,
+    check_X_shape,
     feature_names_of,
     require_finite,
     validate_sample_weight,
@@ -304,7 +305,8 @@ class RenewableHuberRegressor:
             X_array, y_array, weights, names = self._validate_batch(params, stream, backend, X, y, sample_weight)
         auto_dispatch = stream.auto_dispatch if stream is not None else auto_record
         if auto_pending:
-            backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array, self.__dict__.get("_stream"))
+            backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array.shape[0], X_array.shape[1],
+                                                                        self.__dict__.get("_stream"))
         if stream is None:
             state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
             feature_names = names
@@ -320,22 +322,63 @@ class RenewableHuberRegressor:
             auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
             state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
             next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
-        self._commit(
-            _Stream(backend, signature, next_state, feature_names, diagnostics, auto_dispatch, params["dtype"])
-        )
+        self._finish_update(_Stream(backend, signature, next_state, feature_names, diagnostics, auto_dispatch,
+                                    params["dtype"]), config, stacklevel=4)
+
+    def _finish_update(self, stream: _Stream, config: SolverConfig, stacklevel: int) -> None:
+        """Install an update's stream; warn when its solver did not converge."""
+        self._commit(stream)
+        diagnostics = stream.diagnostics
         if not diagnostics.converged:
             warnings.warn(
-                convergence_message(type(self).__name__, next_state.batch_count, diagnostics, config.penalty,
+                convergence_message(type(self).__name__, stream.state.batch_count, diagnostics, config.penalty,
                                     config.max_iter),
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
 
+    def _partitioned_update(self, like: Any, transition: Any) -> None:
+        """One update of a batch this process does not hold (``renewable_huber.dask``'s
+        parallel-batch mode). ``like``: an X-like object with the batch's
+        columns and no rows (a frame's meta, or an empty array), checked as
+        partial_fit checks X's columns before ``transition(state, config)``
+        runs; it returns the next state (host arrays) and its diagnostics.
+        Same atomicity as partial_fit: the model changes only when the
+        transition returns."""
+        params, config = self._validated_params()
+        stream = self.__dict__.get("_stream")
+        if stream is not None:
+            self._check_stream_compatible(params, stream)
+        names, expected = self._batch_names(stream, like)
+        n_features = int(like.shape[1])
+        check_X_shape((1, n_features), expected, type(self).__name__)
+        if stream is not None:
+            backend, signature, auto_dispatch = stream.backend, stream.signature, stream.auto_dispatch
+            state, names = stream.state, stream.feature_names
+        else:
+            # the state starts on the engine a local first batch of this width would get
+            # (auto: the CPU selector's choice for a large batch)
+            name = params["backend"]
+            if name == "auto":
+                backend, signature, auto_dispatch = self._choose_cpu_engine(params, 1 << 20, n_features, None)
+            else:
+                (backend, signature), auto_dispatch = self._make_backend(name, params), None
+            state = None
+        if backend.capabilities.state_on_device or backend.capabilities.framework_arrays:
+            raise ValidationError(
+                f"a batch spread over partitions is solved on the CPU, but this model's backend "
+                f"{backend.name!r} keeps its state elsewhere: use backend='auto', 'numpy' or 'native_cpu'")
+        if state is None:
+            state = backend.empty_state(n_features, params["fit_intercept"], params["dtype"])
+        next_state, diagnostics = transition(state, config)
+        self._finish_update(_Stream(backend, signature, next_state, names, diagnostics, auto_dispatch,
+                                    params["dtype"]), config, stacklevel=4)
+
     def _choose_cpu_engine(
-        self, params: Mapping[str, Any], X: np.ndarray, reuse: Optional[_Stream]
+        self, params: Mapping[str, Any], n_rows: int, n_features: int, reuse: Optional[_Stream]
     ) -> tuple[Any, tuple, dict]:
-        n_parameters = X.shape[1] + int(params["fit_intercept"])
-        name, record = choose_cpu_backend(X.shape[0], n_parameters, params["dtype"], params["penalty"], params["n_jobs"])
+        n_parameters = n_features + int(params["fit_intercept"])
+        name, record = choose_cpu_backend(n_rows, n_parameters, params["dtype"], params["penalty"], params["n_jobs"])
         cpu_params = dict(params, device="cpu")
         try:
             return (*self._make_backend(name, cpu_params, reuse), record)

@@ -150,16 +150,21 @@ def validate_vector(value: Any, name: str, dtype: np.dtype, n_rows: int, finite:
     return array
 
 
+ALL_ZERO_WEIGHTS_MESSAGE = "sample_weight cannot be all zero"
+
+
 def validate_sample_weight(
-    sample_weight: Any, dtype: np.dtype, n_rows: int, finite: FiniteCheck = all_finite
+    sample_weight: Any, dtype: np.dtype, n_rows: int, finite: FiniteCheck = all_finite, positive_sum: bool = True
 ) -> Optional[np.ndarray]:
+    """Finite, non-negative weights; with a positive sum unless ``positive_sum``
+    is False (a partition of a batch may weigh nothing: another carries it)."""
     if sample_weight is None:
         return None
     weights = validate_vector(sample_weight, "sample_weight", dtype, n_rows, finite)
     if np.any(weights < 0):
         raise ValidationError("sample_weight must be non-negative")
-    if not np.sum(weights, dtype=np.float64) > 0:
-        raise ValidationError("sample_weight cannot be all zero")
+    if positive_sum and not np.sum(weights, dtype=np.float64) > 0:
+        raise ValidationError(ALL_ZERO_WEIGHTS_MESSAGE)
     return weights
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from renewable_huber import RenewableHuberRegressor
 from renewable_huber.core.array_ops import NumpyOps
+from renewable_huber.core.data_terms import LocalDataTerms
 from renewable_huber.core.objective import SurrogateObjective
 
 TAU = 1.345
@@ -248,17 +249,15 @@ def test_surrogate_gradient_matches_central_finite_differences(rng):
     theta_prev = rng.normal(size=d)
     objective = SurrogateObjective(
         ops=ops,
-        design=np.c_[rng.normal(size=(n, d - 1)), np.ones(n)],
-        response=rng.normal(size=n) * 3,
-        weights=rng.uniform(0.0, 2.0, size=n),
+        data=LocalDataTerms(ops, design=np.c_[rng.normal(size=(n, d - 1)), np.ones(n)],
+                            response=rng.normal(size=n) * 3, weights=rng.uniform(0.0, 2.0, size=n),
+                            tau=ops.scalar(1.1), bandwidth=ops.scalar(0.05)),
         theta_prev=theta_prev,
         information_prev=A @ A.T,
         history_direction=np.r_[np.sign(theta_prev[:-1]), 0.0],
         uses_history=True,
         history_coefficient=0.37,
         weight_sum=55.0,
-        tau=ops.scalar(1.1),
-        bandwidth=ops.scalar(0.05),
         ridge=ops.scalar(1e-8),
     )
     for _ in range(3):
@@ -280,10 +279,12 @@ def test_newton_matrix_is_the_hessian_in_the_quadratic_region(rng):
     ops = NumpyOps("float64")
     A = rng.normal(size=(d, d))
     objective = SurrogateObjective(
-        ops=ops, design=np.c_[rng.normal(size=(n, d - 1)), np.ones(n)], response=rng.normal(size=n),
-        weights=rng.uniform(0.5, 2.0, size=n), theta_prev=np.zeros(d), information_prev=A @ A.T,
+        ops=ops, data=LocalDataTerms(ops, design=np.c_[rng.normal(size=(n, d - 1)), np.ones(n)],
+                                     response=rng.normal(size=n), weights=rng.uniform(0.5, 2.0, size=n),
+                                     tau=ops.scalar(1e3), bandwidth=ops.scalar(1e-3)),
+        theta_prev=np.zeros(d), information_prev=A @ A.T,
         history_direction=np.zeros(d), uses_history=False, history_coefficient=0.0, weight_sum=40.0,
-        tau=ops.scalar(1e3), bandwidth=ops.scalar(1e-3), ridge=ops.scalar(0.25),
+        ridge=ops.scalar(0.25),
     )
     theta = rng.normal(size=d) * 0.1
     H = objective.newton_matrix(objective.residual(theta))

@@ -9,6 +9,7 @@ from renewable_huber.config import SolverConfig
 from renewable_huber.core import NumpyOps, renewable_update
 from renewable_huber.core.lamm import lamm, soft_threshold
 from renewable_huber.core.newton import damped_newton
+from renewable_huber.core.data_terms import LocalDataTerms
 from renewable_huber.core.objective import SurrogateObjective
 from renewable_huber.core.solve_ladder import solve_with_fallback
 from renewable_huber.core.solver_rules import regular_solve_allowed, singular_rcond_threshold
@@ -22,10 +23,10 @@ def first_batch_objective(X, y, *, tau=1.345, h=0.1, ridge=1e-8, ops=OPS):
     Z = np.c_[X, np.ones(n)].astype(ops.dtype)
     d = p + 1
     return SurrogateObjective(
-        ops=ops, design=Z, response=ops.asarray(y), weights=ops.asarray(np.ones(n)),
+        ops=ops, data=LocalDataTerms(ops, design=Z, response=ops.asarray(y), weights=ops.asarray(np.ones(n)),
+                                     tau=ops.scalar(tau), bandwidth=ops.scalar(h)),
         theta_prev=ops.zeros((d,)), information_prev=ops.zeros((d, d)), history_direction=ops.zeros((d,)),
-        uses_history=False, history_coefficient=0.0, weight_sum=float(n),
-        tau=ops.scalar(tau), bandwidth=ops.scalar(h), ridge=ops.scalar(ridge),
+        uses_history=False, history_coefficient=0.0, weight_sum=float(n), ridge=ops.scalar(ridge),
     )
 
 

@@ -156,3 +156,136 @@ def test_empty_partitions_are_skipped_and_arguments_are_checked(client):
         rh_dask.fit_stream(model, ddf, target="y", window=0, client=client)
     with pytest.raises(ValidationError, match="Dask DataFrame or a Dask array"):
         rh_dask.fit_stream(model, X, y)
+
+
+# ---------------------------------------------------------------- parallel-batch mode
+
+def local_batch(engine, penalty, first, batch, dtype="float64"):
+    """The single-machine update: a first batch, then the concatenated batch in one partial_fit."""
+    model = RenewableHuberRegressor(backend=engine, penalty=penalty, n_jobs=1, dtype=dtype)
+    if first is not None:
+        model.partial_fit(*first)
+    return model.partial_fit(*batch)
+
+
+def assert_close_state(a, b, rtol=1e-9):
+    for name in ("coefficients", "information"):
+        got, want = getattr(a.state_, name), getattr(b.state_, name)
+        assert np.max(np.abs(got - want) / (1.0 + np.abs(want))) < rtol, name
+    assert (a.state_.batch_count, a.n_samples_seen_) == (b.state_.batch_count, b.n_samples_seen_)
+    assert a.state_.weight_sum == pytest.approx(b.state_.weight_sum, rel=1e-12)
+
+
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_parallel_batch_on_dask_arrays_equals_the_local_concatenated_update(client, engine, penalty):
+    X, y, w = data(n=1600, seed=6)
+    w[300:340] = 0.0
+    chunks = (250, 400, 150, 500, 300)
+    model = RenewableHuberRegressor(backend=engine, penalty=penalty, n_jobs=1).partial_fit(X[:100], y[:100])
+    report = rh_dask.BatchReport()
+    batch = (da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=(chunks,)), da.from_array(w, chunks=(chunks,)))
+    assert rh_dask.fit_batch(model, batch[0], batch[1], sample_weight=batch[2], client=client, engine=engine,
+                             report=report) is model
+    assert_close_state(model, local_batch(engine, penalty, (X[:100], y[:100]), (X, y, w)))
+    assert report.partitions == 5 and report.rows == 1600 and report.engines == (engine,)
+    assert report.rounds > model.n_iter_  # every trial and the closing were a round over the workers
+    assert model.backend_ == engine and model.diagnostics_.converged
+
+
+def test_parallel_batch_on_a_dataframe_starts_a_stream_with_feature_names(client):
+    X, y, w = data(seed=7)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(target=y, weight=w)
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    model = rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy", penalty="l1"), ddf, target="target",
+                              weight="weight", client=client, engine="numpy")
+    assert_close_state(model, local_batch("numpy", "l1", None, (frame[["a", "b", "c", "d"]], y, w)))
+    assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
+    model.partial_fit(frame[["a", "b", "c", "d"]][:50], y[:50])  # a normal model afterwards
+    assert model.state_.batch_count == 2
+    renamed = dd.from_pandas(frame.rename(columns={"d": "e"}), npartitions=2, sort=False)
+    before = model.state_dict()
+    with pytest.raises(ValidationError, match="feature names"):
+        rh_dask.fit_batch(model, renamed, target="target", weight="weight", client=client)
+    np.testing.assert_array_equal(model.state_dict()["coefficients"], before["coefficients"])
+
+
+def test_parallel_batch_float32_stays_within_the_float32_tolerance(client):
+    X, y, w = data(seed=8)
+    model = RenewableHuberRegressor(backend="numpy", dtype="float32")
+    rh_dask.fit_batch(model, da.from_array(X, chunks=(400, 4)), da.from_array(y, chunks=(400,)),
+                      sample_weight=da.from_array(w, chunks=(400,)), client=client)
+    local = local_batch("numpy", "none", None, (X, y, w), dtype="float32")
+    assert model.state_.coefficients.dtype == np.float32
+    np.testing.assert_allclose(model.state_.coefficients, local.state_.coefficients, rtol=5e-4, atol=5e-4)
+
+
+def test_parallel_batch_bad_partition_gives_the_local_error_and_keeps_the_model(client):
+    X, y, w = data(seed=9)
+    model = RenewableHuberRegressor(backend="numpy").fit(X[:100], y[:100])
+    before = model.state_dict()
+    bad_y = y.copy()
+    bad_y[900] = np.inf  # in the last partition
+    with pytest.raises(ValidationError, match="y must not contain NaN or infinite values"):
+        rh_dask.fit_batch(model, da.from_array(X, chunks=(300, 4)), da.from_array(bad_y, chunks=(300,)), client=client)
+    with pytest.raises(ValidationError, match="y must not contain NaN or infinite values"):  # the same locally
+        RenewableHuberRegressor(backend="numpy").fit(X, bad_y)
+    negative = w.copy()
+    negative[10] = -1.0
+    with pytest.raises(ValidationError, match="sample_weight must be non-negative"):
+        rh_dask.fit_batch(model, da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=(300,)),
+                          sample_weight=da.from_array(negative, chunks=(300,)), client=client)
+    zero = np.zeros_like(w)
+    with pytest.raises(ValidationError, match="sample_weight cannot be all zero"):
+        rh_dask.fit_batch(model, da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=(300,)),
+                          sample_weight=da.from_array(zero, chunks=(300,)), client=client)
+    with pytest.raises(ValidationError, match="expecting 4 features"):
+        rh_dask.fit_batch(model, da.from_array(X[:, :3], chunks=(300, 3)), da.from_array(y, chunks=(300,)),
+                          client=client)
+    with pytest.raises(ValidationError, match="engine must be one of"):
+        rh_dask.fit_batch(model, da.from_array(X, chunks=(300, 4)), da.from_array(y, chunks=(300,)), engine="gpu")
+    after = model.state_dict()
+    for name in ("coefficients", "information"):
+        np.testing.assert_array_equal(after[name], before[name])
+    assert after["batch_count"] == 1
+
+
+def test_parallel_batch_refuses_a_model_whose_state_lives_elsewhere(client):
+    pytest.importorskip("torch")
+    X, y, _ = data(seed=10, n=300)
+    model = RenewableHuberRegressor(backend="torch")
+    with pytest.raises(ValidationError, match="solved on the CPU"):
+        rh_dask.fit_batch(model, da.from_array(X, chunks=(150, 4)), da.from_array(y, chunks=(150,)), client=client)
+    assert not hasattr(model, "coef_")
+
+
+def test_parallel_batch_survives_a_worker_killed_mid_solve(client, monkeypatch):
+    X, y, w = data(seed=11)
+    batch = (da.from_array(X, chunks=(200, 4)), da.from_array(y, chunks=(200,)))
+    undisturbed = rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy", n_jobs=1), *batch, client=client,
+                                    engine="numpy")
+    killed = []
+
+    def kill_a_worker(round_number):
+        if round_number == 3 and not killed:  # prepared partitions live on it; Dask recomputes them
+            holders = client.who_has()
+            worker = sorted({address for addresses in holders.values() for address in addresses})[0]
+            killed.append(worker)
+            try:  # the worker dies before it can answer
+                client.run(os._exit, 1, workers=[worker])
+            except Exception:
+                pass
+
+    monkeypatch.setattr(rh_dask, "_before_round", kill_a_worker)
+    survived = rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy", n_jobs=1), *batch, client=client,
+                                 engine="numpy")
+    assert killed and killed[0] not in client.scheduler_info()["workers"]  # it did die
+    # the partitions' sums are added in partition order wherever they ran: the same bits
+    assert_same_bits(survived, undisturbed)
+
+
+def test_parallel_batch_without_a_client_runs_in_this_process():
+    X, y, w = data(seed=12)
+    model = rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy"), da.from_array(X, chunks=(500, 4)),
+                              da.from_array(y, chunks=(500,)), client=None)
+    assert_close_state(model, local_batch("numpy", "none", None, (X, y, None)))

@@ -45,15 +45,28 @@ struct SurrogateObjective {
         for (std::int64_t i = 0; i < rows; ++i) out[i] = response[i] - out[i];
     }
 
+    // The rows' share of f (times N): sum_i w_i loss(r_i), pairwise in the
+    // model dtype as NumPy sums.
+    T data_loss(const T* r) const {
+        const T tau_ = tau;
+        const T* w = weights;
+        return pairwise_sum<T>(rows, [=](std::int64_t i) { return w[i] * core::huber_loss(r[i], tau_); });
+    }
+
+    // The rows' share of the gradient (times -N): out = Z' (w * score(r)).
+    void score_product(const T* r, T* out) const {
+        T* weighted_score = workspace->weighted_score.data();
+        for (std::int64_t i = 0; i < rows; ++i) weighted_score[i] = weights[i] * core::huber_score(r[i], tau);
+        blas::matvec_transposed(static_cast<blas::index_t>(rows), static_cast<blas::index_t>(d), design,
+                                weighted_score, out);
+    }
+
     // f(theta) given r = y - Z theta.
     double value(const T* theta, const T* r) const {
         T* shift = workspace->shift.data();
         T* scratch = workspace->scratch.data();
         for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - theta_prev[j];
-        const T tau_ = tau;
-        const T* w = weights;
-        const T data_sum = pairwise_sum<T>(rows, [=](std::int64_t i) { return w[i] * core::huber_loss(r[i], tau_); });
-        const T data_term = data_sum / weight_sum;
+        const T data_term = data_loss(r) / weight_sum;
         const auto n = static_cast<blas::index_t>(d);
         blas::vecmat(n, shift, information_prev, scratch);
         const T memory_term = (T(0.5) * blas::dot(n, scratch, shift)) / weight_sum;
@@ -66,12 +79,10 @@ struct SurrogateObjective {
     void gradient(const T* theta, const T* r, T* out) const {
         T* shift = workspace->shift.data();
         T* scratch = workspace->scratch.data();
-        T* weighted_score = workspace->weighted_score.data();
         for (std::int64_t j = 0; j < d; ++j) shift[j] = theta[j] - theta_prev[j];
-        for (std::int64_t i = 0; i < rows; ++i) weighted_score[i] = weights[i] * core::huber_score(r[i], tau);
         const auto n = static_cast<blas::index_t>(d);
         blas::matvec(n, n, information_prev, shift, scratch);
-        blas::matvec_transposed(static_cast<blas::index_t>(rows), n, design, weighted_score, out);
+        score_product(r, out);
         for (std::int64_t j = 0; j < d; ++j) out[j] = (scratch[j] - out[j]) / weight_sum;
         if (uses_history)
             for (std::int64_t j = 0; j < d; ++j) out[j] = out[j] - history_coefficient * history_direction[j];
@@ -101,8 +112,13 @@ struct SurrogateObjective {
     // `weighted_gram(Z, w)` and the same scaling).
     void majorizer_matrix(T* out) const {
         T* gram = workspace->gram.data();
-        gram_with_weights([=, this](std::int64_t i) { return weights[i]; }, gram);
+        unit_gram(gram);
         scaled_with_ridge(gram, out);
+    }
+
+    // gram = Z' diag(w) Z (every row with curvature 1).
+    void unit_gram(T* gram) const {
+        gram_with_weights([=, this](std::int64_t i) { return weights[i]; }, gram);
     }
 
 private:

@@ -18,6 +18,7 @@ import numpy as np
 from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
+from ..core.partition_sums import PartitionSums, check_terms
 from ..exceptions import BackendUnavailableError, NativeEngineError, RenewableHuberError, ValidationError
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
@@ -25,7 +26,7 @@ from .base import BackendCapabilities, HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 2
+SUPPORTED_ABI_VERSION = 3
 
 try:
     import _renewable_huber_native_cpu as _native
@@ -238,6 +239,28 @@ class NativeCpuBackend(HostStateBackend):
             stop_reason=str(native_diagnostics.stop_reason),
         )
         return next_state, diagnostics
+
+    def partition_sums(
+        self, design: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray], theta: np.ndarray,
+        tau: float, bandwidth: float, terms: Any,
+    ) -> PartitionSums:
+        """A partition's share of a batch's data terms at theta (core/partition_sums.py;
+        the engine's cpu/partition_sums.hpp). ``design`` is Z, intercept column included."""
+        terms = check_terms(terms)
+        d = design.shape[1]
+        outputs = {name: np.empty(d if name == "score_product" else (d, d), dtype=self.dtype)
+                   for name in ("score_product", "curvature_gram", "unit_gram") if name in terms}
+        try:
+            loss, weight_sum = self._engine.partition_sums(
+                self._contiguous(design), self._contiguous(y),
+                None if sample_weight is None else self._contiguous(sample_weight),
+                self._contiguous(theta), float(tau), float(bandwidth), "loss" in terms, outputs.get("score_product"),
+                outputs.get("curvature_gram"), outputs.get("unit_gram"))
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        return PartitionSums(
+            rows=int(design.shape[0]), weight_sum=float(weight_sum), loss=float(loss) if "loss" in terms else None,
+            **{name: value.astype(np.float64) for name, value in outputs.items()})
 
     def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:
         X = self._contiguous(X)

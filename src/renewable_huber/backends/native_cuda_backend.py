@@ -36,7 +36,7 @@ from .base import BackendCapabilities
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 2
+SUPPORTED_ABI_VERSION = 3
 #: the CUDA C ABI's major version this adapter was written for (rh_cuda.h)
 SUPPORTED_CUDA_ABI_MAJOR = 1
 

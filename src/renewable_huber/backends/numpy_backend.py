@@ -8,6 +8,7 @@ import numpy as np
 
 from ..config import SolverConfig
 from ..core import NumpyOps, UpdateDiagnostics, renewable_update
+from ..core.partition_sums import PartitionSums, reference_partition_sums
 from ..exceptions import NativeEngineError
 from ..state import RenewableHuberState
 from .base import HostStateBackend
@@ -39,6 +40,15 @@ class NumpyBackend(HostStateBackend):
                 f"numpy backend failed (numerical_failure): the Newton system could not be solved ({exc})"
             ) from None
 
+    def partition_sums(
+        self, design: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray], theta: np.ndarray,
+        tau: float, bandwidth: float, terms: Any,
+    ) -> PartitionSums:
+        """A partition's share of a batch's data terms at theta (core/partition_sums.py)."""
+        ops = self._ops
+        weights = sample_weight if sample_weight is not None else ops.zeros((design.shape[0],)) + ops.scalar(1.0)
+        return reference_partition_sums(ops, design, y, weights, ops.asarray(theta), tau, bandwidth, terms)
+
     def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:
         coefficients = state.coefficients
         p = state.n_features_in
@@ -46,7 +56,6 @@ class NumpyBackend(HostStateBackend):
         if state.fit_intercept:
             out = out + coefficients[p]
         return out
-
 
 
 def create(dtype: str, device: str, n_jobs: Any, **options: Any) -> NumpyBackend:

@@ -16,59 +16,48 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .array_ops import Array, ArrayOps
-from .huber import huber_loss, huber_score, smoothed_curvature
-
-
-def weighted_gram(ops: ArrayOps, design: Array, row_weights: Array) -> Array:
-    """Z' diag(row_weights) Z."""
-    return design.T @ (design * row_weights[:, None])
+from .data_terms import DataTerms
 
 
 @dataclass
 class SurrogateObjective:
     ops: ArrayOps
-    design: Array  # Z, n x d
-    response: Array  # y
-    weights: Array  # w
+    data: DataTerms  # the rows' sums (data_terms.py)
     theta_prev: Array
     information_prev: Array  # J_prev
     history_direction: Array  # s = sign(theta_prev) * mask
     uses_history: bool  # penalty "l1" after the first rows
     history_coefficient: float  # c = (Wprev / N) * previous_lambda
     weight_sum: float  # N, accumulated weight including this batch
-    tau: Array
-    bandwidth: Array
     ridge: Array
     _majorizer: Optional[Any] = field(default=None, init=False, repr=False)
 
-    def residual(self, theta: Array) -> Array:
-        return self.response - self.design @ theta
+    def residual(self, theta: Array) -> Any:
+        """The handle of the point theta the methods below take (for rows in
+        memory, its residual y - Z theta)."""
+        return self.data.at(theta)
 
-    def value(self, theta: Array, residual: Array) -> float:
+    def value(self, theta: Array, residual: Any) -> float:
         """f(theta) as a Python float (the line searches compare these)."""
         ops = self.ops
         shift = theta - self.theta_prev
-        data_term = ops.sum(self.weights * huber_loss(ops, residual, self.tau)) / self.weight_sum
+        data_term = self.data.loss_sum(residual) / self.weight_sum
         memory_term = 0.5 * ops.dot(ops.dot(shift, self.information_prev), shift) / self.weight_sum
         value = data_term + memory_term
         if self.uses_history:
             value = value - self.history_coefficient * ops.dot(shift, self.history_direction)
         return ops.to_float(value)
 
-    def gradient(self, theta: Array, residual: Array) -> Array:
-        ops = self.ops
+    def gradient(self, theta: Array, residual: Any) -> Array:
         shift = theta - self.theta_prev
-        weighted_score = self.weights * huber_score(ops, residual, self.tau)
-        gradient = (self.information_prev @ shift - self.design.T @ weighted_score) / self.weight_sum
+        gradient = (self.information_prev @ shift - self.data.score_product(residual)) / self.weight_sum
         if self.uses_history:
             gradient = gradient - self.history_coefficient * self.history_direction
         return gradient
 
-    def newton_matrix(self, residual: Array) -> Array:
-        ops = self.ops
-        curvature = self.weights * smoothed_curvature(ops, residual, self.tau, self.bandwidth)
-        scaled = (weighted_gram(ops, self.design, curvature) + self.information_prev) / self.weight_sum
-        return ops.add_to_diagonal(scaled, self.ridge)
+    def newton_matrix(self, residual: Any) -> Array:
+        scaled = (self.data.curvature_gram(residual) + self.information_prev) / self.weight_sum
+        return self.ops.add_to_diagonal(scaled, self.ridge)
 
     def majorizer_matrix(self) -> Array:
         """M: the Newton matrix with curvature 1 on every row (amendment 0002).
@@ -78,6 +67,10 @@ class SurrogateObjective:
         formed once per batch, in the Newton matrix's operation order.
         """
         if self._majorizer is None:
-            scaled = (weighted_gram(self.ops, self.design, self.weights) + self.information_prev) / self.weight_sum
+            scaled = (self.data.unit_gram() + self.information_prev) / self.weight_sum
             self._majorizer = self.ops.add_to_diagonal(scaled, self.ridge)
         return self._majorizer
+
+    def closing_information(self, residual: Any) -> Array:
+        """J_new = J_prev + Z' diag(w kappa(r_hat)) Z (ALGORITHM.md, "Closing the batch")."""
+        return self.information_prev + self.data.curvature_gram(residual)

@@ -1,18 +1,24 @@
-"""The renewable update: absorb one batch into the state (ALGORITHM.md)."""
+"""The renewable update: absorb one batch into the state (ALGORITHM.md).
+
+:func:`renewable_update` takes a batch held as arrays; :func:`absorb_batch`
+is the transition itself over the batch's data terms (data_terms.py), so a
+batch whose rows are spread over partitions (partition_sums.py) goes through
+the same schedules, solvers and closing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..config import SolverConfig
 from ..state import RenewableHuberState
 from .array_ops import Array, ArrayOps
+from .data_terms import DataTerms, LocalDataTerms
 from .diagnostics import UpdateDiagnostics
-from .huber import smoothed_curvature
 from .lamm import lamm
 from .newton import damped_newton
-from .objective import SurrogateObjective, weighted_gram
+from .objective import SurrogateObjective
 from .schedules import bandwidth, lambda_level
 
 
@@ -31,6 +37,26 @@ def penalty_mask(ops: ArrayOps, n_features: int, fit_intercept: bool) -> Array:
     return ops.set_leading(mask, n_features, 1.0)
 
 
+@dataclass(frozen=True)
+class BatchSchedules:
+    """N (the weight sum after the batch), h and lambda (ALGORITHM.md, "Per-batch schedules")."""
+
+    weight_sum_after: float
+    bandwidth: float
+    lambda_value: float
+
+
+def batch_schedules(
+    state: RenewableHuberState, batch_weight: float, n_features: int, config: SolverConfig
+) -> BatchSchedules:
+    weight_sum_after = state.effective_weight + batch_weight
+    return BatchSchedules(
+        weight_sum_after,
+        bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, n_features),
+        lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, n_features),
+    )
+
+
 def renewable_update(
     ops: ArrayOps,
     state: RenewableHuberState,
@@ -47,28 +73,41 @@ def renewable_update(
     """
     n_rows, n_features = X.shape
     weights = sample_weight if sample_weight is not None else ops.zeros((n_rows,)) + ops.scalar(1.0)
-    design = design_matrix(ops, X, config.fit_intercept)
+    schedules = batch_schedules(state, ops.to_float(ops.sum(weights)), n_features, config)
+    data = LocalDataTerms(
+        ops=ops,
+        design=design_matrix(ops, X, config.fit_intercept),
+        response=y,
+        weights=weights,
+        tau=ops.scalar(config.tau),
+        bandwidth=ops.scalar(schedules.bandwidth),
+    )
+    return absorb_batch(ops, state, data, n_rows, n_features, schedules, config)
+
+
+def absorb_batch(
+    ops: ArrayOps,
+    state: RenewableHuberState,
+    data: DataTerms,
+    n_rows: int,
+    n_features: int,
+    schedules: BatchSchedules,
+    config: SolverConfig,
+) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+    """The transition over a batch's data terms (formed with ``schedules``'s
+    bandwidth); ``state`` is not modified."""
     mask = penalty_mask(ops, n_features, config.fit_intercept)
-
-    weight_sum_before = state.effective_weight
-    weight_sum_after = weight_sum_before + ops.to_float(ops.sum(weights))
-    h = bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, n_features)
-    lam = lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, n_features)
-
+    weight_sum_after, lam = schedules.weight_sum_after, schedules.lambda_value
     theta_prev = ops.asarray(state.coefficients)
     objective = SurrogateObjective(
         ops=ops,
-        design=design,
-        response=y,
-        weights=weights,
+        data=data,
         theta_prev=theta_prev,
         information_prev=ops.asarray(state.information),
         history_direction=ops.sign(theta_prev) * mask,
         uses_history=config.penalty == "l1" and state.n_samples_seen > 0,
-        history_coefficient=weight_sum_before / weight_sum_after * state.previous_lambda,
+        history_coefficient=state.effective_weight / weight_sum_after * state.previous_lambda,
         weight_sum=weight_sum_after,
-        tau=ops.scalar(config.tau),
-        bandwidth=ops.scalar(h),
         ridge=ops.scalar(config.ridge),
     )
     if config.penalty == "l1":
@@ -78,13 +117,10 @@ def renewable_update(
         result = damped_newton(objective, config.max_iter, config.tol)
         reported_objective = result.objective
 
-    curvature = weights * smoothed_curvature(ops, objective.residual(result.theta), objective.tau, objective.bandwidth)
-    information = objective.information_prev + weighted_gram(ops, design, curvature)
-
     next_state = replace(
         state,
         coefficients=result.theta,
-        information=information,
+        information=objective.closing_information(objective.residual(result.theta)),
         n_samples_seen=state.n_samples_seen + n_rows,
         batch_count=state.batch_count + 1,
         previous_lambda=lam,
@@ -95,7 +131,7 @@ def renewable_update(
         converged=result.converged,
         objective=reported_objective,
         lambda_value=lam,
-        bandwidth=h,
+        bandwidth=schedules.bandwidth,
         used_regularized_fallback=result.used_fallback,
         solve_route="none" if config.penalty == "l1" else ("least_squares" if result.used_fallback else "lu"),
         stop_reason=result.stop_reason,
