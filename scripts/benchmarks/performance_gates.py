@@ -34,9 +34,13 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-#: (native engine, its paired reference) as the records name them
-PAIRS = (("native_cpu", "numpy"), ("native_cuda_device", "cupy"), ("native_cuda", "cupy"))
-GPU_ENGINES = frozenset({"native_cuda", "native_cuda_device", "native_cuda_device_graphs", "cupy", "torch_cuda"})
+#: (native engine, its paired reference) as the records name them: the
+#: shape sweep's names (benchmark_shape_sweep.py) and the first CUDA benchmark's
+PAIRS = (("native_cpu", "numpy"), ("native_cuda_device_input", "cupy_device_input"),
+         ("native_cuda_host_input", "cupy_host_input"), ("native_cuda_device", "cupy"), ("native_cuda", "cupy"))
+GPU_ENGINES = frozenset({"native_cuda", "native_cuda_device", "native_cuda_device_graphs", "cupy", "torch_cuda",
+                         "native_cuda_host_input", "native_cuda_device_input", "cupy_host_input", "cupy_device_input",
+                         "torch_cuda_device_input"})
 MIN_REPEATS = 9
 ADVISOR_MARGIN = 0.10
 
@@ -67,7 +71,13 @@ def fingerprint(record: dict) -> tuple:
 
 
 def cases(record: dict) -> dict[tuple, dict]:
-    return {(c["class"], c["dtype"], c["penalty"]): c for c in record["cases"]}
+    """Cases by (class, dtype, penalty, lifecycle); a record without lifecycles is steady."""
+    return {(c["class"], c["dtype"], c["penalty"], c.get("lifecycle", "steady")): c for c in record["cases"]}
+
+
+def label(key: tuple) -> str:
+    """class/dtype/penalty, and /cold for the cold lifecycle."""
+    return "/".join(key[:3]) + ("" if key[3] == "steady" else f"/{key[3]}")
 
 
 def converged(case: dict, engine: str) -> bool:
@@ -87,7 +97,7 @@ def regression(baseline: dict, candidate: dict) -> list[str]:
     problems, old, new = [], cases(baseline), cases(candidate)
     for key in sorted(set(old) & set(new)):
         for engine in sorted(set(old[key]["engines"]) & set(new[key]["engines"])):
-            where = f"{'/'.join(key)} {engine}"
+            where = f"{label(key)} {engine}"
             before, after = old[key]["engines"][engine]["timings_s"], new[key]["engines"][engine]["timings_s"]
             if min(len(before), len(after)) < MIN_REPEATS:
                 problems.append(f"{where}: not comparable: {min(len(before), len(after))} repeats < {MIN_REPEATS}")
@@ -116,23 +126,25 @@ def competitor(record: dict) -> list[tuple[str, str, str, bool, float]]:
             if native in engines and reference in engines:
                 ratio = statistics.median(engines[reference]["timings_s"]) / statistics.median(
                     engines[native]["timings_s"])
-                out.append(("/".join(key), native, reference, ratio >= 1.0, ratio))
+                out.append((label(key), native, reference, ratio >= 1.0, ratio))
     return out
 
 
-def advise(record: dict, workload: tuple[str, str, str], device: str) -> tuple[str, str]:
-    """(backend, why) for one workload (class, dtype, penalty) on 'cpu' or 'cuda'."""
+def advise(record: dict, workload: tuple, device: str) -> tuple[str, str]:
+    """(backend, why) for one workload (class, dtype, penalty[, lifecycle: steady
+    by default]) on 'cpu' or 'cuda'."""
+    workload = tuple(workload) + (("steady",) if len(workload) == 3 else ())
     case = cases(record).get(workload)
     if case is None:
-        raise KeyError(f"the record has no case {'/'.join(workload)}")
+        raise KeyError(f"the record has no case {label(workload)}")
     engines = case["engines"]
     pairs = [(n, r) for n, r in PAIRS if (device == "cuda") == is_gpu(n) and r in engines and n in engines]
     if not pairs:
-        raise KeyError(f"the record has no native/reference pair for {device} on {'/'.join(workload)}")
+        raise KeyError(f"the record has no native/reference pair for {device} on {label(workload)}")
     native, reference = pairs[0]
     ratio = statistics.median(engines[reference]["timings_s"]) / statistics.median(engines[native]["timings_s"])
-    backend = native.replace("_device", "") if ratio >= 1.0 + ADVISOR_MARGIN else reference
-    return backend, (f"{native} is {ratio:.2f}x {reference} on {'/'.join(workload)} "
+    backend = native.split("_host_input")[0].split("_device")[0] if ratio >= 1.0 + ADVISOR_MARGIN else reference
+    return backend, (f"{native} is {ratio:.2f}x {reference} on {label(workload)} "
                      f"({'at least' if backend != reference else 'under'} the {ADVISOR_MARGIN:.0%} margin)")
 
 
@@ -151,6 +163,7 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     advisor.add_argument("--dtype", required=True)
     advisor.add_argument("--penalty", required=True)
     advisor.add_argument("--device", choices=("cpu", "cuda"), required=True)
+    advisor.add_argument("--lifecycle", choices=("steady", "cold"), default="steady")
     args = parser.parse_args(None if argv is None else list(argv))
     load = lambda path: json.loads(Path(path).read_text())  # noqa: E731
     if args.command == "regression":
@@ -162,9 +175,10 @@ def main(argv: Optional[Iterable[str]] = None) -> int:
     if args.command == "competitor":
         rows = competitor(load(args.record))
         for shape, native, reference, promoted, ratio in rows:
-            print(f"{shape:28s} {native:20s} vs {reference:8s} {ratio:7.2f}x  {'promoted' if promoted else 'not promoted'}")
+            print(f"{shape:34s} {native:24s} vs {reference:17s} {ratio:7.2f}x  {'promoted' if promoted else 'not promoted'}")
         return 1 if args.require and not all(row[3] for row in rows) else 0
-    backend, why = advise(load(args.record), (args.shape_class, args.dtype, args.penalty), args.device)
+    backend, why = advise(load(args.record), (args.shape_class, args.dtype, args.penalty, args.lifecycle),
+                          args.device)
     print(f"{backend}: {why}")
     return 0
 

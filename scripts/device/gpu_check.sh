@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|cuda_wheel]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|cuda_wheel|sweep|dask_tests|dask_scaling]...
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -26,7 +26,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
 export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench cuda_wheel)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench cuda_wheel sweep dask_tests dask_scaling)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -170,6 +170,38 @@ cuda_wheel() {
 
 bench() {
   $PY scripts/benchmarks/benchmark_native_cuda.py --rounds 5 --out "$OUT/native_cuda_benchmark.json"
+}
+
+# The shape sweep (issue 15, schema v2): the GPU engines, native_cpu on every
+# core and the reference on CuPy and PyTorch over the four classes, both
+# lifecycles; the NumPy reference and the CPU engines where NumPy finishes in
+# seconds (latency, reference). Records: $OUT/sweep_*_h200.json.
+sweep() {
+  $PY scripts/benchmarks/benchmark_shape_sweep.py --profile standard --repeats "${RH_SWEEP_REPEATS:-5}" \
+    --engines native_cpu cupy_host_input cupy_device_input native_cuda_host_input native_cuda_device_input \
+    torch_cuda_device_input --max-host-gib 32 --out "$OUT/sweep_gpu_h200.json"
+  $PY scripts/benchmarks/benchmark_shape_sweep.py --classes latency reference --repeats "${RH_SWEEP_REPEATS:-5}" \
+    --engines numpy native_cpu torch_cpu --max-host-gib 32 --out "$OUT/sweep_cpu_h200.json"
+}
+
+# Dask (issue 17): not in the machine's image; its wheels travel in .whl/dask
+# (dask, distributed, partd, locket, tblib, tornado, zict; the rest is there).
+# The LocalCluster tests, then parallel-batch scaling on 1/2/4/8 workers.
+DASK_SITE=/tmp/rh-dask-site
+dask_setup() {
+  [[ -d "$DASK_SITE/dask" ]] || $PY -m pip install -q --no-index --no-deps --no-compile --target "$DASK_SITE" .whl/dask/*.whl
+}
+dask_tests() {
+  set -e
+  dask_setup
+  PYTHONPATH="$DASK_SITE:$PYTHONPATH" $PY -m pytest -q -rfE -p no:cacheprovider tests/integrations/test_dask.py \
+    tests/core/test_partition_sums.py
+}
+dask_scaling() {
+  set -e
+  dask_setup
+  PYTHONPATH="$DASK_SITE:$PYTHONPATH" $PY scripts/benchmarks/benchmark_dask.py --workers 1 2 4 8 \
+    --repeats "${RH_DASK_REPEATS:-3}" --out "$OUT/dask_scaling_h200.json"
 }
 
 for section in "${sections[@]}"; do
