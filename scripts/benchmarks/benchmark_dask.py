@@ -6,8 +6,8 @@ workers), against the single-process update of the same batch with native_cpu
 on one thread and on every core.
 
 The data are generated on the workers (a seeded block per partition) and
-persisted before timing, and one untimed fit warms the workers (imports,
-engines) per cluster and penalty: the timed call is `renewable_huber.dask.fit_batch`
+persisted before timing, and one untimed fit of a small batch warms the
+workers (imports, engines) per cluster: the timed call is `renewable_huber.dask.fit_batch`
 on a batch already held by the cluster, as after a Dask ETL step. Its wall
 time includes validating each partition and forming its design Z
 (`seconds_preparing`) and the solve's rounds over the workers
@@ -124,6 +124,7 @@ def main() -> int:
     record = {"schema": "renewable-huber-dask-scaling", "version": 1, "environment": environment(),
               "arguments": vars(args), "local": [], "dask": []}
     cores = len(os.sched_getaffinity(0))
+    print(f"{cores} cores; {args.rows} x {args.features} in {args.partitions} partitions", flush=True)
 
     # 1. The local update of the concatenated batch (this process's memory).
     blocks = [block(args.seed, i, size, args.features) for i, size in
@@ -143,6 +144,7 @@ def main() -> int:
             del model
             record["local"].append({"engine": "native_cpu", "penalty": penalty, "n_jobs": n_jobs,
                                     "iterations": iterations, **summary(seconds)})
+            write(args.out, record)
     del X, y
 
     # 2. The same batch on 1, 2, 4, ... workers.
@@ -150,6 +152,11 @@ def main() -> int:
         cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                            memory_limit=0, dashboard_address=None)
         with distributed.Client(cluster) as client:
+            # warm-up, untimed: every worker imports the package and creates its
+            # engines on a small batch spread over all of them
+            small = dask_batch(4_000 * workers, args.features, workers, args.seed + 1)
+            rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy"), *small, client=client, engine="native_cpu",
+                              n_jobs=1)
             dX, dy = dask_batch(args.rows, args.features, args.partitions, args.seed)
             started = time.perf_counter()
             dX, dy = client.persist([dX, dy])
@@ -165,8 +172,6 @@ def main() -> int:
                     runs.append(report)
                     return model
 
-                fit()  # warm-up: the workers import the package and create their engines
-                runs.clear()
                 seconds, model = timed(fit, args.repeats)
                 local_coefficients, local_information = local_fits[penalty, 1]
                 entry = {"workers": workers, "penalty": penalty, "generate_and_persist_seconds": generated,
@@ -178,22 +183,35 @@ def main() -> int:
                          "information_vs_local": relative_difference(model.state_.information, local_information),
                          **summary(seconds)}
                 record["dask"].append(entry)
+                write(args.out, record)  # what a run stopped midway measured is kept
                 print(f"dask {workers} worker(s) {penalty}: {entry['median']:.3f} s ({entry['rounds']} rounds; "
                       f"coefficients vs local {entry['coefficients_vs_local']:.1e})", flush=True)
         cluster.close()
 
-    # 3. Ratios.
+    write(args.out, record)
+    print(table(record))
+    return 0
+
+
+def with_ratios(record: dict) -> dict:
+    """Each Dask entry's speed-ups: vs the fewest workers measured, vs the local engine."""
+    cores = record["environment"]["affinity"]
     local_median = {(e["penalty"], e["n_jobs"]): e["median"] for e in record["local"]}
-    one_worker = {e["penalty"]: e["median"] for e in record["dask"] if e["workers"] == min(args.workers)}
+    fewest = min((e["workers"] for e in record["dask"]), default=None)
+    one_worker = {e["penalty"]: e["median"] for e in record["dask"] if e["workers"] == fewest}
     for entry in record["dask"]:
         entry["speedup_vs_fewest_workers"] = one_worker[entry["penalty"]] / entry["median"]
         entry["speedup_vs_local_native_cpu_1_thread"] = local_median[entry["penalty"], 1] / entry["median"]
         entry["speedup_vs_local_native_cpu_all_cores"] = local_median[entry["penalty"], cores] / entry["median"]
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(record, handle, indent=1)
-    print(table(record))
-    return 0
+    return record
+
+
+def write(path: str, record: dict) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    partial = path + ".partial"
+    with open(partial, "w") as handle:
+        json.dump(with_ratios(record), handle, indent=1)
+    os.replace(partial, path)
 
 
 def table(record) -> str:
