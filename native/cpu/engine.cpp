@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "core/batch_closing.hpp"
 #include "core/invariants.hpp"
@@ -27,14 +28,6 @@ namespace rh::cpu {
 
 namespace {
 
-constexpr std::int64_t kLargestBlasDimension = std::numeric_limits<blas::index_t>::max();
-
-void check_blas_sizes(std::int64_t rows, std::int64_t d) {
-    if (rows * d > kLargestBlasDimension || d * d > kLargestBlasDimension)
-        throw core::EngineError(core::Status::invalid_argument,
-                                "batch too large for the 32-bit BLAS interface; split it into smaller batches");
-}
-
 // Z = [X, 1] (the intercept column last).
 template <class T>
 void append_intercept_column(const T* X, std::int64_t rows, std::int64_t features, T* design) {
@@ -46,6 +39,21 @@ void append_intercept_column(const T* X, std::int64_t rows, std::int64_t feature
 }
 
 }  // namespace
+
+template <class T>
+void Engine<T>::check_blas_sizes(std::int64_t rows, std::int64_t d, const char* what, const char* plural) {
+    constexpr std::int64_t largest = std::numeric_limits<blas::index_t>::max();
+    if (rows * d > largest || d * d > largest)
+        throw core::EngineError(core::Status::invalid_argument, std::string(what) +
+                                " too large for the 32-bit BLAS interface; split it into smaller " + plural);
+}
+
+template <class T>
+void Engine<T>::reserve_unit_weights(std::int64_t rows) {
+    if (static_cast<std::int64_t>(unit_weights_.size()) >= rows) return;
+    growth_.grow(unit_weights_, rows);
+    std::fill(unit_weights_.begin(), unit_weights_.end(), T(1));
+}
 
 template <class T>
 bool Engine<T>::rows_finite(const T* X, std::int64_t rows, std::int64_t features) {
@@ -77,7 +85,7 @@ KernelPath Engine<T>::check(const core::StateView<T>& state, const core::BatchVi
         throw core::EngineError(core::Status::invalid_state, "state fit_intercept does not match the configuration");
     core::check_batch_shape(batch.rows, batch.features, state.counters);
     core::check_state_values(state);
-    check_blas_sizes(batch.rows, state.counters.n_parameters());
+    check_blas_sizes(batch.rows, state.counters.n_parameters(), "batch", "batches");
     if (next.coefficients == nullptr || next.information == nullptr)
         throw core::EngineError(core::Status::invalid_argument, "output state arrays must not be null");
     return choose_kernel_path(kernel_, batch.rows, state.counters.n_parameters());
@@ -130,10 +138,7 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
     for (auto* buffer :
          {&theta_, &candidate_, &step_, &gradient_, &previous_, &extrapolated_, &penalty_mask_, &history_direction_})
         growth_.grow(*buffer, d);
-    if (batch.sample_weight == nullptr && static_cast<std::int64_t>(unit_weights_.size()) < n) {
-        growth_.grow(unit_weights_, n);
-        std::fill(unit_weights_.begin(), unit_weights_.end(), T(1));
-    }
+    if (batch.sample_weight == nullptr) reserve_unit_weights(n);
     ladder_.reserve(growth_, d);
     if (fast_path) {
         fast_buffers_.reserve(growth_, n, d, threads);
@@ -272,7 +277,7 @@ void Engine<T>::predict(const T* coefficients, std::int64_t features, bool fit_i
                         std::int64_t rows, T* out) const {
     if (rows == 0) return;
     if (features < 1) throw core::EngineError(core::Status::invalid_argument, "X must have at least one feature");
-    check_blas_sizes(rows, features);
+    check_blas_sizes(rows, features, "batch", "batches");
     const BlasThreadLease blas_lease(threads_.threads());
     blas::matvec(static_cast<blas::index_t>(rows), static_cast<blas::index_t>(features), X, coefficients, out);
     if (fit_intercept) {

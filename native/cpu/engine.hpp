@@ -95,6 +95,11 @@ private:
         double history_coefficient = 0.0;
     };
 
+    // Refuses a `what` ("batch", "partition") whose rows x d or d x d exceed
+    // the 32-bit BLAS interface.
+    static void check_blas_sizes(std::int64_t rows, std::int64_t d, const char* what, const char* plural);
+    // unit_weights_ holds at least `rows` ones (the weights when none are given).
+    void reserve_unit_weights(std::int64_t rows);
     KernelPath check(const core::StateView<T>& state, const core::BatchView<T>& batch,
                      const core::SolverConfig& config, const core::StateOutput<T>& next);
     BatchTerms prepare(const core::StateView<T>& state, const core::BatchView<T>& batch,

@@ -2,7 +2,6 @@
 // objective's data terms over one partition, at the caller's point.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/invariants.hpp"
 #include "core/status.hpp"
@@ -41,18 +40,12 @@ void Engine<T>::partition_sums(const core::BatchView<T>& design, const Partition
     if (point.theta == nullptr) throw core::EngineError(core::Status::invalid_argument, "theta must not be null");
     check_point(point.tau, point.bandwidth);
     check_outputs(request, out);
-    if (n * d > std::int64_t{std::numeric_limits<blas::index_t>::max()} ||
-        d * d > std::int64_t{std::numeric_limits<blas::index_t>::max()})
-        throw core::EngineError(core::Status::invalid_argument,
-                                "partition too large for the 32-bit BLAS interface; split it into smaller partitions");
+    check_blas_sizes(n, d, "partition", "partitions");
     if (!all_finite(point.theta, d))
         throw core::EngineError(core::Status::invalid_argument, "theta must contain only finite values");
     const int threads = std::max(threads_.threads(), 1);
     const BlasThreadLease blas_lease(threads);
-    if (design.sample_weight == nullptr && static_cast<std::int64_t>(unit_weights_.size()) < n) {
-        growth_.grow(unit_weights_, n);
-        std::fill(unit_weights_.begin(), unit_weights_.end(), T(1));
-    }
+    if (design.sample_weight == nullptr) reserve_unit_weights(n);
     reference_buffers_.reserve(growth_, n, d, false);
     core::check_batch_values(
         design, [&] { return scan_rows(std::min(threads, kMaxParts), design.X, n, d, nullptr); },
