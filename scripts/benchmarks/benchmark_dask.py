@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def block(seed: int, index: int, rows: int, features: int):
@@ -77,31 +78,14 @@ def relative_difference(a, b):
 
 
 def environment():
+    """The shape sweep's environment record (every probe, "unavailable" where
+    missing), with Dask's versions."""
     import dask
     import distributed
 
-    try:
-        import _renewable_huber_native_cpu as native
+    from benchmark_shape_sweep import environment as sweep_environment
 
-        native_cpu = {"version": native.__version__, "blas_provider": native.blas_provider(),
-                      "isa_level": native.isa_level()}
-    except ImportError:
-        native_cpu = "unavailable"
-    revision = os.environ.get("RH_SOURCE_REVISION")
-    if not revision:
-        try:
-            revision = subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip()
-        except Exception:
-            revision = "unavailable"
-    cpu = "unavailable"
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-    except Exception:
-        pass
-    return {"git_revision": revision, "python": platform.python_version(), "os": platform.platform(),
-            "cpu_model": cpu, "cores": os.cpu_count(), "affinity": len(os.sched_getaffinity(0)),
-            "numpy": np.__version__, "dask": dask.__version__, "distributed": distributed.__version__,
-            "native_cpu": native_cpu}
+    return {**sweep_environment(), "dask": dask.__version__, "distributed": distributed.__version__}
 
 
 def main() -> int:

@@ -89,13 +89,14 @@ def native_details(model):
             "threads_at_end": diagnostics.threads_at_end}
 
 
-def run_stream(model, batches, lifecycle="steady", make=None):
+def run_stream(model, batches, lifecycle="steady", make=None, finish=None):
     """Times one whole stream through the public API.
 
     steady: `model` was primed; `fit` on the first batch starts the stream from
     the empty state on the model's warm engine (fit keeps an engine of the same
     backend, dtype and threads), `partial_fit` absorbs the rest.
     cold: a new estimator (and so a new engine) is built inside the timer.
+    finish: called last inside the timer (a device synchronization).
     """
     start = time.perf_counter()
     if lifecycle == "cold":
@@ -111,6 +112,8 @@ def run_stream(model, batches, lifecycle="steady", make=None):
             diagnostics = model.diagnostics_
             converged &= bool(diagnostics.converged)
             iterations += int(diagnostics.iterations)
+        if finish is not None:
+            finish()
     return time.perf_counter() - start, converged, iterations, model
 
 

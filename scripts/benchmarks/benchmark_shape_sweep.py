@@ -50,7 +50,6 @@ import statistics
 import subprocess
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -60,7 +59,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
-from benchmark_native_cpu_paired import CLASSES, make_stream  # noqa: E402
+from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream  # noqa: E402
 
 SCHEMA, SCHEMA_VERSION = "renewable-huber-shape-sweep", 2
 PROFILES = {"standard": ["latency", "reference", "wide", "streaming"], "smoke": ["latency-smoke", "reference-smoke"]}
@@ -209,19 +208,9 @@ def new_model(spec: EngineSpec, dtype: str, penalty: str, n_jobs: Optional[int],
 
 
 def timed_stream(spec: EngineSpec, model: Any, make: Callable[[], Any], batches: list, lifecycle: str):
-    """(seconds, iterations summed, every batch converged) of one whole stream."""
-    iterations, converged = 0, True
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        if lifecycle == "cold":
-            model = make()
-        for index, (X, y) in enumerate(batches):
-            (model.fit if index == 0 else model.partial_fit)(X, y)
-            iterations += int(model.diagnostics_.iterations)
-            converged = converged and bool(model.diagnostics_.converged)
-        synchronize(spec)
-        seconds = time.perf_counter() - start
+    """(seconds, iterations summed, every batch converged) of one whole stream
+    (run_stream, with the device synchronized inside the timer)."""
+    seconds, converged, iterations, _ = run_stream(model, batches, lifecycle, make, lambda: synchronize(spec))
     return seconds, iterations, converged
 
 

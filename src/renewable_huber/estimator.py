@@ -356,13 +356,13 @@ class RenewableHuberRegressor:
             backend, signature, auto_dispatch = stream.backend, stream.signature, stream.auto_dispatch
             state, names = stream.state, stream.feature_names
         else:
-            # the state starts on the engine a local first batch of this width would get
-            # (auto: the CPU selector's choice for a large batch)
-            name = params["backend"]
-            if name == "auto":
+            # the engine partial_fit would resolve (auto on the CPU: the selector's
+            # choice for a large batch of this width)
+            engine, auto_pending, auto_dispatch = self._resolve_backend(params)
+            if auto_pending:
                 backend, signature, auto_dispatch = self._choose_cpu_engine(params, 1 << 20, n_features, None)
             else:
-                (backend, signature), auto_dispatch = self._make_backend(name, params), None
+                backend, signature = engine
             state = None
         if backend.capabilities.state_on_device or backend.capabilities.framework_arrays:
             raise ValidationError(

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..config import SolverConfig
 from ..core import NumpyOps, UpdateDiagnostics, renewable_update
+from ..core.data_terms import row_weights
 from ..core.partition_sums import PartitionSums, reference_partition_sums
 from ..exceptions import NativeEngineError
 from ..state import RenewableHuberState
@@ -46,7 +47,7 @@ class NumpyBackend(HostStateBackend):
     ) -> PartitionSums:
         """A partition's share of a batch's data terms at theta (core/partition_sums.py)."""
         ops = self._ops
-        weights = sample_weight if sample_weight is not None else ops.zeros((design.shape[0],)) + ops.scalar(1.0)
+        weights = row_weights(ops, sample_weight, design.shape[0])
         return reference_partition_sums(ops, design, y, weights, ops.asarray(theta), tau, bandwidth, terms)
 
     def predict(self, state: RenewableHuberState, X: np.ndarray) -> np.ndarray:

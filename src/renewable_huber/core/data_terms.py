@@ -24,6 +24,11 @@ from .array_ops import Array, ArrayOps
 from .huber import huber_loss, huber_score, smoothed_curvature
 
 
+def row_weights(ops: ArrayOps, sample_weight: Any, n_rows: int) -> Array:
+    """w: the given weights, or ones."""
+    return sample_weight if sample_weight is not None else ops.zeros((n_rows,)) + ops.scalar(1.0)
+
+
 def weighted_gram(ops: ArrayOps, design: Array, row_weights: Array) -> Array:
     """Z' diag(row_weights) Z."""
     return design.T @ (design * row_weights[:, None])

@@ -24,6 +24,7 @@ import numpy as np
 
 from .array_ops import Array, ArrayOps
 from .data_terms import LocalDataTerms
+from .update import absorb_batch, batch_schedules
 
 #: the terms a partition can form (data_terms.py)
 TERMS = ("loss", "score_product", "curvature_gram", "unit_gram")
@@ -168,8 +169,6 @@ def partitioned_update(
     """One renewable update (update.py's transition) of a batch spread over
     partitions: (next state, diagnostics, rounds over the partitions).
     ``batch_weight`` is the batch's sum of weights (the partitions' added)."""
-    from .update import absorb_batch, batch_schedules
-
     schedules = batch_schedules(state, batch_weight, n_features, config)
 
     def source(theta: np.ndarray, terms: frozenset) -> PartitionSums:

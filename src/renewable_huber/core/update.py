@@ -14,7 +14,7 @@ from typing import Optional
 from ..config import SolverConfig
 from ..state import RenewableHuberState
 from .array_ops import Array, ArrayOps
-from .data_terms import DataTerms, LocalDataTerms
+from .data_terms import DataTerms, LocalDataTerms, row_weights
 from .diagnostics import UpdateDiagnostics
 from .lamm import lamm
 from .newton import damped_newton
@@ -72,7 +72,7 @@ def renewable_update(
     positive sum).
     """
     n_rows, n_features = X.shape
-    weights = sample_weight if sample_weight is not None else ops.zeros((n_rows,)) + ops.scalar(1.0)
+    weights = row_weights(ops, sample_weight, n_rows)
     schedules = batch_schedules(state, ops.to_float(ops.sum(weights)), n_features, config)
     data = LocalDataTerms(
         ops=ops,
