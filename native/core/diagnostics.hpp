@@ -3,6 +3,8 @@
 // their own counters beside these (cpu/cpu_diagnostics.hpp).
 #pragma once
 
+#include "core/host_device.hpp"
+
 namespace rh::core {
 
 // Ordered from the cheapest to the most robust route of the solve ladder.
@@ -34,9 +36,9 @@ struct UpdateDiagnostics {
     // Newton iterations that took the majorizer's step (amendment 0002).
     int majorizer_steps = 0;
 
-    bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
+    RH_HOST_DEVICE bool used_least_squares_fallback() const noexcept { return least_squares_solves > 0; }
 
-    void record(SolveRoute route) noexcept {
+    RH_HOST_DEVICE void record(SolveRoute route) noexcept {
         if (route == SolveRoute::cholesky) ++cholesky_solves;
         if (route == SolveRoute::lu) ++lu_solves;
         if (route == SolveRoute::least_squares) ++least_squares_solves;

@@ -9,3 +9,13 @@
 #else
 #define RH_HOST_DEVICE
 #endif
+
+// Before a __host__ __device__ template that calls its argument's methods
+// (the solver drivers over an evaluator): a host evaluator's instantiation
+// runs on the host only, a device evaluator's on the device only, so nvcc's
+// cross-space check is off for it.
+#if defined(__CUDACC__)
+#define RH_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#define RH_EXEC_CHECK_DISABLE
+#endif

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "core/driver_buffers.hpp"
+#include "core/host_device.hpp"
 #include "core/soft_threshold.hpp"
 #include "core/solve_rule.hpp"
 #include "core/solver_result.hpp"
@@ -46,7 +47,7 @@ struct LammProposal {
     const T* penalty_mask = nullptr;
     double lambda_value = 0.0;
 
-    void operator()(double phi, T* candidate, T* change) const {
+    RH_HOST_DEVICE void operator()(double phi, T* candidate, T* change) const {
         lamm_proposal(d, *theta, gradient, penalty_mask, lambda_value, phi, candidate, change);
     }
 };
@@ -56,9 +57,11 @@ namespace detail {
 // Up to kMaxMajorizationTrials trials from the current point (`propose`'s)
 // with gradient g: true with the accepted trial in candidate/change, its f
 // in candidate_value and its phi in phi; phi doubled after every rejection.
+RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
-bool majorization_trials(Evaluator& evaluator, const LammProposal<T>& propose, const T* gradient, double value,
-                         double slack, double& phi, T* candidate, T* change, double& candidate_value) {
+RH_HOST_DEVICE bool majorization_trials(Evaluator& evaluator, const LammProposal<T>& propose, const T* gradient,
+                                        double value, double slack, double& phi, T* candidate, T* change,
+                                        double& candidate_value) {
     for (int trial = 0; trial < kMaxMajorizationTrials; ++trial) {
         propose(phi, candidate, change);
         const double change_norm = evaluator.norm(change);
@@ -72,9 +75,10 @@ bool majorization_trials(Evaluator& evaluator, const LammProposal<T>& propose, c
 
 }  // namespace detail
 
+RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
-SolverResult<T> lamm(Evaluator& evaluator, std::int64_t d, const T* theta_prev, const T* penalty_mask,
-                     double lambda_value, int max_iter, double tol, DriverBuffers<T> buffers) {
+RH_HOST_DEVICE SolverResult<T> lamm(Evaluator& evaluator, std::int64_t d, const T* theta_prev, const T* penalty_mask,
+                                    double lambda_value, int max_iter, double tol, DriverBuffers<T> buffers) {
     T* theta = buffers.theta;
     T* candidate = buffers.candidate;
     T* change = buffers.step;

@@ -29,6 +29,7 @@
 
 #include "core/diagnostics.hpp"
 #include "core/driver_buffers.hpp"
+#include "core/host_device.hpp"
 #include "core/solver_result.hpp"
 #include "core/solver_rules.hpp"
 
@@ -41,9 +42,10 @@ enum class LineSearch { accepted, rounds_to_theta, exhausted };
 // Halves t from 1 while t >= kSmallestStep until f(theta - t step) <= F.
 // A candidate that rounds to theta has f(candidate) = F: plain decrease
 // would accept it with a zero change, which is convergence.
+RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
-LineSearch halving_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step, T* candidate,
-                          double value, double& t, double& trial_value) {
+RH_HOST_DEVICE LineSearch halving_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step,
+                                         T* candidate, double value, double& t, double& trial_value) {
     for (t = 1.0; t >= kSmallestStep; t /= 2.0) {
         const T scaled = static_cast<T>(t);
         bool rounds_to_theta = true;
@@ -62,9 +64,10 @@ LineSearch halving_search(Evaluator& evaluator, std::int64_t d, const T* theta, 
 // doubles while f keeps strictly decreasing (M overestimates the curvature,
 // and where f is linear, as along a direction no inlier constrains, the step
 // it gives is short). The evaluator's last trial is left at the accepted t.
+RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
-LineSearch majorizer_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step, T* candidate,
-                            double value, double& t, double& trial_value) {
+RH_HOST_DEVICE LineSearch majorizer_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step,
+                                           T* candidate, double value, double& t, double& trial_value) {
     const LineSearch search = halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
     if (search != LineSearch::accepted || t != 1.0) return search;
     double best = trial_value, best_t = 1.0, last_t = 1.0;
@@ -89,9 +92,10 @@ LineSearch majorizer_search(Evaluator& evaluator, std::int64_t d, const T* theta
 
 }  // namespace detail
 
+RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
-SolverResult<T> damped_newton(Evaluator& evaluator, std::int64_t d, const T* theta_prev, int max_iter, double tol,
-                              DriverBuffers<T> buffers, UpdateDiagnostics& diagnostics) {
+RH_HOST_DEVICE SolverResult<T> damped_newton(Evaluator& evaluator, std::int64_t d, const T* theta_prev, int max_iter,
+                                             double tol, DriverBuffers<T> buffers, UpdateDiagnostics& diagnostics) {
     T* theta = buffers.theta;
     T* candidate = buffers.candidate;
     T* step = buffers.step;

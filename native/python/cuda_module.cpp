@@ -35,7 +35,14 @@ using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 // synchronizations.
 struct CudaUpdateDiagnostics : rh::core::UpdateDiagnostics {
     int host_syncs = 0;
+    std::string solver_path = "pipeline";  // "pipeline", "block" or "block_then_pipeline"
 };
+
+const char* solver_path_name(uint8_t path) {
+    if (path == RH_CUDA_PATH_BLOCK) return "block";
+    if (path == RH_CUDA_PATH_BLOCK_THEN_PIPELINE) return "block_then_pipeline";
+    return "pipeline";
+}
 
 [[noreturn]] void fail(const std::string& message) {
     throw rh::core::EngineError(rh::core::Status::invalid_argument, message);
@@ -50,11 +57,12 @@ int32_t parse_dtype(const std::string& dtype) {
 class Engine {
 public:
     Engine(int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept, bool cuda_graphs,
-           bool fast_math, std::uint64_t stream)
+           bool fast_math, std::uint64_t stream, int solver_choice)
         : dtype_(parse_dtype(dtype)),
           d_(n_features + (fit_intercept ? 1 : 0)),
           device_(device),
-          engine_(options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream)) {}
+          engine_(
+              options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice)) {}
 
     void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters) {
         check_host(coefficients, d_, "coefficients");
@@ -232,7 +240,8 @@ public:
 
 private:
     static rh_cuda_engine_options options(int device, int32_t dtype, std::int64_t n_features, bool fit_intercept,
-                                          bool cuda_graphs, bool fast_math, std::uint64_t stream) {
+                                          bool cuda_graphs, bool fast_math, std::uint64_t stream,
+                                          int solver_choice) {
         auto options = rh::cuda_abi::make<rh_cuda_engine_options>();
         options.device = device;
         options.dtype = dtype;
@@ -240,6 +249,7 @@ private:
         options.fit_intercept = fit_intercept ? 1 : 0;
         options.cuda_graphs = cuda_graphs ? 1 : 0;
         options.fast_math = fast_math ? 1 : 0;
+        options.solver_choice = static_cast<uint8_t>(solver_choice);
         options.stream = stream;
         return options;
     }
@@ -273,6 +283,7 @@ private:
         diagnostics.lu_solves = result.lu_solves;
         diagnostics.least_squares_solves = result.least_squares_solves;
         diagnostics.host_syncs = result.host_syncs;
+        diagnostics.solver_path = solver_path_name(result.solver_path);
         return {diagnostics, counters()};
     }
 
@@ -337,7 +348,8 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
     nb::exception<rh::python::DlpackContractError>(m, "DlpackContractError", PyExc_TypeError);
 
     nb::class_<CudaUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CudaUpdateDiagnostics")
-        .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs);
+        .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs)
+        .def_ro("solver_path", &CudaUpdateDiagnostics::solver_path);
 
     // The capsule rules of dlpack_import.hpp on any device type, for the
     // host-side tests (NumPy's capsules): consumes the capsule, checks it,
@@ -386,11 +398,12 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def(
             "__init__",
             [](Engine* self, int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept,
-               bool cuda_graphs, bool fast_math, std::uint64_t stream) {
-                new (self) Engine(device, dtype, n_features, fit_intercept, cuda_graphs, fast_math, stream);
+               bool cuda_graphs, bool fast_math, std::uint64_t stream, int solver_choice) {
+                new (self)
+                    Engine(device, dtype, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice);
             },
             "device"_a, "dtype"_a, "n_features"_a, "fit_intercept"_a, "cuda_graphs"_a = false, "fast_math"_a = false,
-            "stream"_a = 0)
+            "stream"_a = 0, "solver_choice"_a = 0)
         .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a)
         .def("copy_state", &Engine::copy_state, "coefficients"_a.noconvert(), "information"_a.noconvert())
         .def("counters", &Engine::counters)

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|cuda_wheel|sweep|dask_tests|dask_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling]...
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -26,7 +26,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
 export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench cuda_wheel sweep dask_tests dask_scaling)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench block_solver cuda_wheel sweep dask_tests dask_scaling)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -72,6 +72,7 @@ build() {
 tests() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
     tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
+    tests/backends/test_native_cuda_block_solver.py \
     tests/backends/test_dlpack_capsules.py tests/backends/test_native_cuda_dlpack_protocol.py tests/test_device_inputs.py \
     tests/backends/test_framework_backends.py tests/backends/test_registry.py \
     -o junit_logging=system-out --junitxml="$OUT/pytest-gpu.xml"
@@ -170,6 +171,12 @@ cuda_wheel() {
 
 bench() {
   $PY scripts/benchmarks/benchmark_native_cuda.py --rounds 5 --out "$OUT/native_cuda_benchmark.json"
+}
+
+# The block solver against the pipeline, paired, over rows x features (where
+# auto should stop choosing it): $OUT/block_solver_h200.json.
+block_solver() {
+  $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_h200.json"
 }
 
 # The shape sweep (issue 15, schema v2): the GPU engines, native_cpu on every

@@ -210,14 +210,22 @@ def test_checkpoints_move_between_the_gpu_and_numpy(tmp_path, penalty):
 
 
 @gpu
-def test_diagnostics_report_host_synchronizations():
-    backend = adapter.NativeCudaBackend("float64")
+def test_diagnostics_report_host_synchronizations(monkeypatch):
     X, y = linear(4096, 16)
+    # the block solver (this batch's size): the batch's checks, then the whole solve
+    backend = adapter.NativeCudaBackend("float64")
+    backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
+    assert backend.last_native_diagnostics.host_syncs == 2
+    assert backend.last_native_diagnostics.solver_path == "block"
+    # the pipeline: one for the batch's checks, one per iteration (plus fallbacks), one at the end
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    backend = adapter.NativeCudaBackend("float64")
     _, diagnostics = backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
     native = backend.last_native_diagnostics
-    # one for the batch's checks, one per iteration (plus fallbacks), one at the end
+    assert native.solver_path == "pipeline"
     assert native.host_syncs >= diagnostics.iterations + 2
     assert native.host_syncs <= 2 * diagnostics.iterations + 2
+    monkeypatch.delenv("RH_CUDA_SOLVER")
     features = RenewableHuberRegressor(backend="native_cuda").fit(X, y).cuda_features_
     assert features["host_syncs"] >= 3 and features["device"] == "cuda:0"
 

@@ -1,8 +1,10 @@
 """cuda_graphs=True (issue 13): a Newton iteration's launches and LAMM's
 first pass of trials captured once per batch and replayed. A graph runs the
 same kernels in the same order on the same stream, so the results must be
-the same bits as the plain launches; the counters say what happened. GPU
-only (marked `gpu`).
+the same bits as the plain launches; the counters say what happened. The
+plain models here are pipeline-only (RH_CUDA_SOLVER=pipeline): small batches
+would otherwise take the block solver, a different rounding. GPU only
+(marked `gpu`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ import pytest
 from renewable_huber import RenewableHuberRegressor
 
 pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def pipeline_only(monkeypatch):
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
 
 
 def stream(dtype, p, n=4000, seed=5):

@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 1
+#define RH_CUDA_ABI_VERSION_MINOR 2
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -66,6 +66,20 @@ extern "C" {
 #define RH_CUDA_MEMORY_HOST 0
 #define RH_CUDA_MEMORY_DEVICE 1
 
+/* How an update was solved (ABI 1.2): the multi-kernel pipeline; the block
+ * solver (a small batch's whole solve in one launch); the block solver, whose
+ * Cholesky rung refused a system, then the pipeline. */
+#define RH_CUDA_PATH_PIPELINE 0
+#define RH_CUDA_PATH_BLOCK 1
+#define RH_CUDA_PATH_BLOCK_THEN_PIPELINE 2
+/* Which path an engine may take (engine option, ABI 1.2): the block solver for
+ * the batches it serves well, else the pipeline (AUTO); the pipeline always;
+ * the block solver whenever its shared arrays hold the parameters (BLOCK: for
+ * measuring where it stops paying). */
+#define RH_CUDA_SOLVER_AUTO 0
+#define RH_CUDA_SOLVER_PIPELINE 1
+#define RH_CUDA_SOLVER_BLOCK 2
+
 typedef struct rh_cuda_engine_s* rh_cuda_engine_t;
 
 typedef struct rh_cuda_runtime_info {
@@ -97,7 +111,8 @@ typedef struct rh_cuda_engine_options {
     uint8_t fit_intercept;
     uint8_t cuda_graphs;       /* capture the repeated launch sequences (falls back when impossible) */
     uint8_t fast_math;         /* float32 only: TF32 tensor-core math in cuBLAS */
-    uint8_t reserved[5];
+    uint8_t solver_choice;     /* RH_CUDA_SOLVER_*: which path solves an update (ABI 1.2) */
+    uint8_t reserved[4];
     uint64_t stream;           /* 0: the engine creates its own non-blocking stream; else a borrowed cudaStream_t */
 } rh_cuda_engine_options;
 
@@ -168,7 +183,8 @@ typedef struct rh_cuda_diagnostics {
     int32_t host_syncs;        /* host synchronizations of this update */
     uint8_t converged;
     uint8_t stop_reason;       /* RH_CUDA_STOP_* (ABI 1.1) */
-    uint8_t reserved[6];
+    uint8_t solver_path;       /* RH_CUDA_PATH_*: how the update was solved (ABI 1.2) */
+    uint8_t reserved[5];
 } rh_cuda_diagnostics;
 
 typedef struct rh_cuda_features {

@@ -32,8 +32,12 @@ CudaEngine<T>::CudaEngine(const rh_cuda_engine_options& options)
       intercept_(options.fit_intercept != 0),
       cuda_graphs_(options.cuda_graphs != 0),
       fast_math_(options.fast_math != 0 && sizeof(T) == 4),
+      solver_choice_(options.solver_choice),
       host_terms_(2 * (options.n_features + 1)) {
     if (p_ < 1) throw Failure(core::Status::invalid_argument, "n_features must be at least one");
+    if (solver_choice_ > RH_CUDA_SOLVER_BLOCK)
+        throw Failure(core::Status::invalid_argument,
+                      "solver_choice must be RH_CUDA_SOLVER_AUTO, RH_CUDA_SOLVER_PIPELINE or RH_CUDA_SOLVER_BLOCK");
     if (d_ > kMaxParameters)
         throw Failure(core::Status::invalid_argument,
                       "the CUDA engine serves at most " + std::to_string(kMaxParameters) + " parameters, got " +

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "batch.cuh"
+#include "block_solver.cuh"
 #include "core/diagnostics.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
@@ -88,12 +89,18 @@ private:
                                    const core::SolverConfig& config);
     // `launches` through `graph` when cuda_graphs is on, else directly.
     void replay_or_launch(GraphReplay* graph, const std::function<void()>& launches);
+    // The block solver's launch for a staged batch (solve and closing into
+    // ws.theta_next and ws.J_next), its outcome and coefficients read back
+    // in one synchronization. False when its Cholesky rung refused a system.
+    bool solve_in_one_block(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                            const core::SolverConfig& config, double h, double lambda_value, BlockOutcome& outcome);
 
     std::int64_t p_, d_;
     bool intercept_;
     cudaStream_t stream_ = nullptr;
     bool owns_stream_ = false;
     bool cuda_graphs_ = false, fast_math_ = false;
+    uint8_t solver_choice_ = RH_CUDA_SOLVER_AUTO;  // which path may solve an update (ABI option)
     cublasHandle_t blas_ = nullptr;
     cusolverDnHandle_t solver_handle_ = nullptr;
     Workspace<T> ws_;
@@ -102,6 +109,7 @@ private:
     std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host
     std::vector<T> host_theta_next_;  // the staged ones, read back before the commit
     PinnedArray<IterationFlags> host_flags_{1};
+    PinnedArray<BlockOutcome> host_outcome_{1};
     PinnedArray<double> host_sums_{kBatchCheckSums};
     PinnedArray<T> host_terms_;  // the penalty mask and history direction, uploaded per update
     int update_syncs_ = 0;

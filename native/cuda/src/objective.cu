@@ -7,57 +7,11 @@
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
 #include "launch.cuh"
+#include "objective_device.cuh"
 
 namespace rh::cuda {
 
 namespace {
-
-// G (SYRK's upper triangle, column-major) at (i, j).
-template <class T>
-__device__ inline T gram_at(const T* G, std::int64_t d, std::int64_t i, std::int64_t j) {
-    return i <= j ? G[i + j * d] : G[j + i * d];
-}
-
-// (J v)_i for the row-major information matrix, in double.
-template <class T, class V>
-__device__ inline double information_row(const SurrogateTerms<T>& terms, std::int64_t i, V&& v) {
-    const T* row = terms.information + i * terms.d;
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < terms.d; ++j) sum += static_cast<double>(row[j]) * v(j);
-    return sum;
-}
-
-// The memory and history part of f at a point: 0.5 D' J D / N - c D' s,
-// D = point - theta_prev (every thread of the block calls it).
-template <class T>
-__device__ double memory_value(const SurrogateTerms<T>& terms, const T* point) {
-    auto D = [&](std::int64_t j) { return static_cast<double>(point[j] - terms.theta_prev[j]); };
-    double quadratic = 0.0, linear = 0.0;
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
-        quadratic += D(i) * information_row(terms, i, D);
-        if (terms.uses_history) linear += D(i) * static_cast<double>(terms.history[i]);
-    }
-    quadratic = block_sum(quadratic);
-    linear = block_sum(linear);
-    return 0.5 * quadratic / terms.weight_sum - terms.history_coefficient * linear;
-}
-
-// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s).
-template <class T>
-__device__ void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
-                              int blocks, T* g) {
-    __shared__ double score_sum;
-    if (threadIdx.x == 0) score_sum = sum_partials(s_partials, blocks, 1, 0);
-    __syncthreads();
-    auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
-        const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
-        double gi = (information_row(terms, i, D) - product) / terms.weight_sum;
-        if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
-        g[i] = static_cast<T>(gi);
-    }
-    __syncthreads();
-}
 
 __global__ void start_objective_kernel(const double* partials, int blocks, double weight_sum, IterationFlags* flags) {
     if (threadIdx.x != 0) return;
@@ -67,41 +21,6 @@ __global__ void start_objective_kernel(const double* partials, int blocks, doubl
     fresh.start_objective = fresh.objective;
     fresh.phi = core::kInitialPhi;
     *flags = fresh;
-}
-
-// H = (G + J)/N + ridge I (column-major, full), its symmetry and 1-norm into
-// flags, and the step's verdicts reset (every thread of the block calls it).
-template <class T>
-__device__ void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, IterationFlags* flags) {
-    const std::int64_t d = terms.d;
-    const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
-    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) {
-        const std::int64_t i = e % d, j = e / d;  // column-major
-        T value = (gram_at(G, d, i, j) + terms.information[i * d + j]) * inverse_n;
-        if (i == j) value += terms.ridge;
-        H[e] = value;
-    }
-    __syncthreads();
-    __shared__ int asymmetric;
-    if (threadIdx.x == 0) asymmetric = 0;
-    __syncthreads();
-    double largest_column = 0.0;
-    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-        double column = 0.0;
-        for (std::int64_t i = 0; i < d; ++i) {
-            column += fabs(static_cast<double>(H[i + j * d]));
-            if (i > j && H[i + j * d] != H[j + i * d]) asymmetric = 1;
-        }
-        largest_column = column > largest_column ? column : largest_column;
-    }
-    largest_column = block_max(largest_column);
-    if (threadIdx.x == 0) {
-        flags->symmetric = asymmetric == 0;
-        flags->norm1 = largest_column;
-        flags->step_ok = 0;
-        flags->need_fallback = 0;
-        flags->accepted = 0;
-    }
 }
 
 template <class T>
@@ -149,67 +68,7 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
 
 template <class T>
 __global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, IterationFlags* flags) {
-    __shared__ T L[kSmallSystem][kSmallSystem + 1];    // the factor, lower triangle (row, column)
-    __shared__ T inverse[kSmallSystem][kSmallSystem + 1];
-    __shared__ int failed;
-    if (threadIdx.x == 0) failed = 0;
-    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) L[e % d][e / d] = H[e];  // column-major H
-    __syncthreads();
-    // H = L L': column j's pivot, then the column below it (rows in parallel).
-    for (std::int64_t j = 0; j < d; ++j) {
-        if (threadIdx.x == 0) {
-            T pivot = L[j][j];
-            for (std::int64_t k = 0; k < j; ++k) pivot -= L[j][k] * L[j][k];
-            if (!(pivot > T(0)) || !isfinite(pivot)) failed = 1;
-            L[j][j] = sqrt(pivot > T(0) ? pivot : T(1));
-        }
-        __syncthreads();
-        for (std::int64_t i = j + 1 + threadIdx.x; i < d; i += blockDim.x) {
-            T sum = L[i][j];
-            for (std::int64_t k = 0; k < j; ++k) sum -= L[i][k] * L[j][k];
-            L[i][j] = sum / L[j][j];
-        }
-        __syncthreads();
-    }
-    // H^-1 column by column: L y = e_c, then L' x = y (a column a thread).
-    for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
-        for (std::int64_t i = 0; i < d; ++i) {
-            T sum = i == c ? T(1) : T(0);
-            for (std::int64_t k = 0; k < i; ++k) sum -= L[i][k] * inverse[k][c];
-            inverse[i][c] = sum / L[i][i];
-        }
-        for (std::int64_t i = d - 1; i >= 0; --i) {
-            T sum = inverse[i][c];
-            for (std::int64_t k = i + 1; k < d; ++k) sum -= L[k][i] * inverse[k][c];
-            inverse[i][c] = sum / L[i][i];
-        }
-    }
-    __syncthreads();
-    double largest_column = 0.0;
-    for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
-        double column = 0.0;
-        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(inverse[i][c]));
-        largest_column = column > largest_column ? column : largest_column;
-    }
-    largest_column = block_max(largest_column);
-    const double norm = flags->norm1;
-    const double rcond = core::reciprocal_condition(norm, largest_column);
-    const bool usable = failed == 0 && flags->symmetric != 0 && core::regular_solve_allowed<T>(rcond, d);
-    double bad = 0.0;
-    if (usable) {
-        for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-            double sum = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(inverse[i][j]) * static_cast<double>(g[j]);
-            step[i] = static_cast<T>(sum);
-            bad += isfinite(step[i]) ? 0.0 : 1.0;
-        }
-    }
-    bad = block_sum(bad);
-    if (threadIdx.x == 0) {
-        flags->info = failed;
-        flags->rcond = rcond;
-        flags->step_ok = usable && bad == 0.0;
-    }
+    small_cholesky_step(d, H, g, step, flags);
 }
 
 template <class T>

@@ -1,5 +1,10 @@
 // One batch transition of the CUDA engine (ALGORITHM.md) and prediction.
 //
+// A small batch (block_solver_serves) is solved and closed in one launch by
+// the block solver (block_solver.cuh): two synchronizations per update, the
+// batch's checks and the outcome. Any other batch, or one whose system the
+// block solver's Cholesky rung refused, goes through the pipeline below.
+//
 // The decisions of an iteration (the line search over every halving, LAMM's
 // majorization test and phi, the convergence test) are made by kernels on
 // the device, with core/solver_rules.hpp's functions; the host reads one
@@ -391,25 +396,43 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     RH_CUDA_CHECK(cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
     const SurrogateTerms<T> surrogate = terms(config, weight_sum_after);
 
-    // 4. Solve from the committed coefficients, into staged buffers.
+    // 4. Solve from the committed coefficients and close the batch, into
+    //    staged buffers: a small batch in one block (block_solver.cuh), any
+    //    other (or one whose system the block's Cholesky rung refused)
+    //    through the pipeline. The coefficients are read back either way.
     const T tau = static_cast<T>(config.tau), bandwidth = static_cast<T>(h);
-    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta.data(), ws_.theta_current.data(), sizeof(T) * d_,
-                                  cudaMemcpyDeviceToDevice, stream_));
-    start(staged, tau, ws_.theta.data());
-    launch_start_objective(stream_, ws_.partials.data(), row_blocks(staged.rows), weight_sum_after, ws_.flags.data());
+    const bool try_block = !cuda_graphs_ && (solver_choice_ == RH_CUDA_SOLVER_BLOCK
+                                                 ? block_solver_fits(d_)
+                                                 : solver_choice_ == RH_CUDA_SOLVER_AUTO &&
+                                                       block_solver_serves(staged.rows, d_));
+    BlockOutcome block;
+    const bool solved_in_block = try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, block);
+    SolveOutcome outcome;
     core::UpdateDiagnostics diagnostics;
-    const SolveOutcome outcome = config.penalty == core::Penalty::l1
-                                     ? lamm(staged, surrogate, config, lambda_value)
-                                     : damped_newton(staged, surrogate, config, bandwidth, diagnostics);
-    const double objective = host_flags_.get()->base_objective;  // F at the accepted iterate
+    double objective = 0.0;  // F at the accepted iterate
+    if (solved_in_block) {
+        outcome = {block.iterations, block.converged != 0, static_cast<core::StopReason>(block.stop_reason)};
+        diagnostics.solve_route = static_cast<core::SolveRoute>(block.solve_route);
+        diagnostics.cholesky_solves = block.cholesky_solves;
+        diagnostics.majorizer_steps = block.majorizer_steps;
+        objective = block.objective;
+    } else {
+        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta.data(), ws_.theta_current.data(), sizeof(T) * d_,
+                                      cudaMemcpyDeviceToDevice, stream_));
+        start(staged, tau, ws_.theta.data());
+        launch_start_objective(stream_, ws_.partials.data(), row_blocks(staged.rows), weight_sum_after,
+                               ws_.flags.data());
+        outcome = config.penalty == core::Penalty::l1 ? lamm(staged, surrogate, config, lambda_value)
+                                                      : damped_newton(staged, surrogate, config, bandwidth, diagnostics);
+        objective = host_flags_.get()->base_objective;
+        close(staged, tau, bandwidth);
+        RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_,
+                                      cudaMemcpyDeviceToHost, stream_));
+        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        ++update_syncs_;
+    }
 
-    // 5. Close the batch into the staged state, read the coefficients back,
-    //    then commit (nothing before this point changed the state).
-    close(staged, tau, bandwidth);
-    RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_, cudaMemcpyDeviceToHost,
-                                  stream_));
-    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    ++update_syncs_;
+    // 5. Commit (nothing before this point changed the state).
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
     host_theta_.swap(host_theta_next_);
@@ -429,6 +452,54 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     out.lu_solves = diagnostics.lu_solves;
     out.least_squares_solves = diagnostics.least_squares_solves;
     out.host_syncs = update_syncs_;
+    out.solver_path = solved_in_block ? RH_CUDA_PATH_BLOCK
+                                      : (try_block ? RH_CUDA_PATH_BLOCK_THEN_PIPELINE : RH_CUDA_PATH_PIPELINE);
+}
+
+template <class T>
+bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                       const core::SolverConfig& config, double h, double lambda_value,
+                                       BlockOutcome& outcome) {
+    BlockProblem<T> problem;
+    problem.rows = batch.rows;
+    problem.p = p_;
+    problem.d = d_;
+    problem.intercept = intercept_;
+    problem.l1 = config.penalty == core::Penalty::l1;
+    problem.X = batch.X;
+    problem.y = batch.y;
+    problem.w = batch.w;
+    problem.terms = terms;
+    problem.mask = ws_.mask.data();
+    problem.tau = static_cast<T>(config.tau);
+    problem.h = static_cast<T>(h);
+    problem.lambda_value = lambda_value;
+    problem.max_iter = config.max_iter;
+    problem.tol = config.tol;
+    problem.r = ws_.r.data();
+    problem.r_trial = ws_.trial_residuals.data();
+    problem.s = ws_.s.data();
+    problem.c = ws_.c.data();
+    problem.G = ws_.G.data();
+    problem.G_w = ws_.G_majorizer.data();
+    problem.H = ws_.H.data();
+    problem.gradient = ws_.gradient.data();
+    problem.step = ws_.step.data();
+    problem.gx = ws_.product.data();
+    problem.score_sum = ws_.partials.data();
+    problem.flags = ws_.flags.data();
+    problem.theta_next = ws_.theta_next.data();
+    problem.J_next = ws_.J_next.data();
+    problem.outcome = ws_.outcome.data();
+    launch_block_solver<T>(stream_, problem);
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_outcome_.get(), ws_.outcome.data(), sizeof(BlockOutcome),
+                                  cudaMemcpyDeviceToHost, stream_));
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++update_syncs_;
+    outcome = *host_outcome_.get();
+    return outcome.needs_pipeline == 0;
 }
 
 template <class T>

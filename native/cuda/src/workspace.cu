@@ -21,6 +21,7 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     grow(sums, device, kBatchCheckSums);
     if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
     grow(flags, device, 1);
+    grow(outcome, device, 1);
 }
 
 template <class T>
@@ -53,7 +54,8 @@ LammTrials<T> Workspace<T>::lamm_trials() const {
 
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
-    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes();
+    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes() +
+                          outcome.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H, &G_majorizer,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "block_solver.cuh"
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
 #include "objective.cuh"
@@ -35,6 +36,7 @@ struct Workspace {
     // LAMM's trial scalars (4 x trials) and the reductions' partials.
     DeviceArray<double> trial_scalars, partials, sums, gram_partials;
     DeviceArray<IterationFlags> flags;
+    DeviceArray<BlockOutcome> outcome;  // the block solver's
 
     // Room for the state and work of d parameters (p features).
     void reserve_parameters(int device, std::int64_t p, std::int64_t d);

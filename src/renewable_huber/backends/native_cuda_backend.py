@@ -15,6 +15,7 @@ update leaves the state on the device as it was.
 from __future__ import annotations
 
 import itertools
+import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -118,6 +119,22 @@ class ResidentInformation:
     shape: tuple[int, int]
 
 
+#: RH_CUDA_SOLVER's values, in the order of the ABI's RH_CUDA_SOLVER_* constants.
+SOLVER_CHOICES = ("auto", "pipeline", "block")
+
+
+def solver_choice_requested() -> str:
+    """Which path new engines may take (RH_CUDA_SOLVER): "auto" (default: the
+    block solver, one launch per update, for the small batches it serves
+    well; the multi-kernel pipeline for the rest), "pipeline" (always) or
+    "block" (whenever the parameters fit its arrays). For A/B measurements and
+    the tests that compare the paths; the results agree to rounding."""
+    value = os.environ.get("RH_CUDA_SOLVER", "").strip() or "auto"
+    if value not in SOLVER_CHOICES:
+        raise ValidationError(f"RH_CUDA_SOLVER must be one of 'auto', 'pipeline', 'block', got {value!r}")
+    return value
+
+
 class NativeCudaBackend:
     name = "native_cuda"
     n_jobs: Optional[int] = None
@@ -146,6 +163,9 @@ class NativeCudaBackend:
             )
         self.cuda_graphs = bool(cuda_graphs)
         self.fast_math = bool(fast_math) and self.dtype == np.dtype("float32")
+        #: which path may solve an update: "auto" (the block solver for small
+        #: batches, else the pipeline), "pipeline" or "block" (RH_CUDA_SOLVER)
+        self.solver_choice = solver_choice_requested()
         self._engine: Any = None
         self._engine_id = 0
         self._shape: Optional[tuple[int, bool]] = None
@@ -159,7 +179,8 @@ class NativeCudaBackend:
         if self._engine is None or self._shape != shape:
             try:
                 engine = _native.Engine(
-                    self.device_index, self.dtype.name, shape[0], shape[1], self.cuda_graphs, self.fast_math
+                    self.device_index, self.dtype.name, shape[0], shape[1], self.cuda_graphs, self.fast_math,
+                    solver_choice=SOLVER_CHOICES.index(self.solver_choice),
                 )
             except _native.EngineError as exc:
                 raise _translate(exc) from None
@@ -334,7 +355,7 @@ class NativeCudaBackend:
     def cuda_features(self) -> dict[str, Any]:
         """The engine's counters (host synchronizations, workspace, CUDA graphs) and the device."""
         features: dict[str, Any] = {"device": self.device, "cuda_graphs_requested": self.cuda_graphs,
-                                    "fast_math": self.fast_math}
+                                    "fast_math": self.fast_math, "solver_choice": self.solver_choice}
         if self._engine is not None:
             features.update(self._engine.features())
             features["device"] = self.device
