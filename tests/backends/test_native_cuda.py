@@ -227,7 +227,7 @@ def test_diagnostics_report_host_synchronizations(monkeypatch):
     assert native.host_syncs <= 2 * diagnostics.iterations + 2
     monkeypatch.delenv("RH_CUDA_SOLVER")
     features = RenewableHuberRegressor(backend="native_cuda").fit(X, y).cuda_features_
-    assert features["host_syncs"] >= 3 and features["device"] == "cuda:0"
+    assert features["host_syncs"] >= 2 and features["device"] == "cuda:0"
 
 
 @gpu

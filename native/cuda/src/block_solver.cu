@@ -1,5 +1,7 @@
 #include "block_solver.cuh"
 
+#include <cooperative_groups.h>
+
 #include "core/huber.hpp"
 #include "core/lamm_driver.hpp"
 #include "core/newton_driver.hpp"
@@ -12,20 +14,39 @@ namespace rh::cuda {
 
 namespace {
 
-// The passes over the batch's rows, every thread of the block together.
-// The drivers' vectors (a point, a step) are each thread's own copy: the
-// drivers run in every thread on the same values and take the same branches.
+// The passes over the batch's rows, every thread of the grid together, and
+// this block's slices of the work arrays. The drivers' vectors (a point, a
+// step) are each thread's own copy: the drivers run in every thread on the
+// same values and take the same branches.
 template <class T>
 struct BlockRows {
     const BlockProblem<T>& problem;
+    int pass = 0;  // alternates the partial sums' two sets
 
-    // r_out = y - Z point; returns sum_i w_i loss(r_out_i) (block order).
-    __device__ double residual(const T* point, T* r_out) const {
+    __device__ std::int64_t entries() const { return problem.d * (problem.d + 1) / 2; }
+    __device__ T* G() const { return problem.matrices + (3 * blockIdx.x) * problem.d * problem.d; }
+    __device__ T* G_w() const { return G() + problem.d * problem.d; }
+    __device__ T* H() const { return G_w() + problem.d * problem.d; }
+    __device__ T* gradient() const { return problem.vectors + (3 * blockIdx.x) * problem.d; }
+    __device__ T* step() const { return gradient() + problem.d; }
+    __device__ T* gx() const { return step() + problem.d; }
+    __device__ double* score_sum() const { return problem.score_sums + blockIdx.x; }
+    __device__ IterationFlags* flags() const { return problem.flags + blockIdx.x; }
+
+    // This pass's partial sums: per block, the loss, Z' s (d) and the Gram's entries.
+    __device__ double* partials() {
+        return problem.partials + (pass++ & 1) * static_cast<std::int64_t>(kBlockSolverGrid) * per_block();
+    }
+    __device__ std::int64_t per_block() const { return 1 + problem.d + entries(); }
+
+    // r_out = y - Z point; returns sum_i w_i loss(r_out_i) (block partials in block order).
+    __device__ double residual(const T* point, T* r_out) {
         const BlockProblem<T>& P = problem;
         const T intercept = P.intercept ? point[P.p] : T(0);
         const T half_tau_squared = (T(0.5) * P.tau) * P.tau;
         double loss = 0.0;
-        for (std::int64_t i = threadIdx.x; i < P.rows; i += blockDim.x) {
+        for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.rows;
+             i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
             const T* x = P.X + i * P.p;
             T fitted = T(0);
             for (std::int64_t j = 0; j < P.p; ++j) fitted = fma(x[j], point[j], fitted);
@@ -33,38 +54,60 @@ struct BlockRows {
             r_out[i] = ri;
             loss += static_cast<double>(P.w[i] * core::huber_loss_fast(ri, P.tau, half_tau_squared));
         }
-        return block_sum(loss);  // its barriers publish r_out to the block
+        double* sums = partials();
+        loss = block_sum(loss);
+        if (threadIdx.x == 0) sums[blockIdx.x * per_block()] = loss;
+        cooperative_groups::this_grid().sync();  // publishes r_out and the partials to the grid
+        double total = 0.0;
+        for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block()];
+        return total;
     }
 
-    // s = w score(r) (and c = w kappa(r) with `curvature`), then Z' s into
-    // gx and score_sum (and G = Z' diag(c) Z).
-    __device__ void score(const T* r, bool curvature) const {
+    // From the residual r: s = w score(r), and the rows' weights of the Gram
+    // (c = w kappa(r) with `curvature`, or the row weights w with
+    // `row_weights`; no Gram with neither), for this block's tiles; then
+    // Z' s into gx and score_sum and the Gram into G_out (this block's
+    // slice), added over the grid.
+    __device__ void score(const T* r, bool curvature, bool row_weights, T* G_out) {
         const BlockProblem<T>& P = problem;
         const T inverse_two_h = T(1) / (T(2) * P.h);
-        for (std::int64_t i = threadIdx.x; i < P.rows; i += blockDim.x) {
-            const T ri = r[i], wi = P.w[i];
-            P.s[i] = wi * core::huber_score(ri, P.tau);
-            if (curvature) P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+        const std::int64_t tiles = (P.rows + kTileRows - 1) / kTileRows;
+        for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            for (std::int64_t i = t * kTileRows + threadIdx.x; i < P.rows && i < (t + 1) * kTileRows;
+                 i += blockDim.x) {
+                const T ri = r[i], wi = P.w[i];
+                P.s[i] = wi * core::huber_score(ri, P.tau);
+                if (curvature) P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+            }
         }
-        __syncthreads();
-        gram(curvature ? P.c : nullptr, P.s, P.G);
-    }
-
-    // G_out = Z' diag(weights) Z (upper triangle, column-major) unless
-    // weights is null; Z' s into gx and score_sum when s is not null.
-    __device__ void gram(const T* weights, const T* s, T* G_out) const {
-        const BlockProblem<T>& P = problem;
+        __syncthreads();  // this block's tiles' s and c, read by this block only
+        const T* weights = curvature ? P.c : (row_weights ? P.w : nullptr);
         const int d = static_cast<int>(P.d);
-        GramEntries entries(d);
+        GramEntries owned(d);
         double product = 0.0;
-        accumulate_gram_tiles<T, kBlockSolverParameters>(P.rows, P.p, P.intercept, P.X, weights, s, 0, 1, entries, product);
+        accumulate_gram_tiles<T, kBlockSolverParameters>(P.rows, P.p, P.intercept, P.X, weights, P.s, blockIdx.x,
+                                                          gridDim.x, owned, product);
+        double* sums = partials();
+        double* mine = sums + blockIdx.x * per_block();
+        if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
         if (weights != nullptr)
-            for (int o = 0; o < entries.owned; ++o)
-                G_out[entries.a[o] + static_cast<std::int64_t>(entries.b[o]) * d] = static_cast<T>(entries.sums[o]);
-        if (s != nullptr) {
-            if (threadIdx.x < P.p) P.gx[threadIdx.x] = static_cast<T>(product);
-            if (threadIdx.x == P.p && P.intercept) *P.score_sum = product;
-            if (threadIdx.x == 0 && !P.intercept) *P.score_sum = 0.0;
+            for (int o = 0, e = threadIdx.x; o < owned.owned; ++o, e += blockDim.x) mine[1 + d + e] = owned.sums[o];
+        cooperative_groups::this_grid().sync();
+        for (int j = threadIdx.x; j < d; j += blockDim.x) {
+            double total = 0.0;
+            for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block() + 1 + j];
+            if (j < P.p) gx()[j] = static_cast<T>(total);
+            else *score_sum() = total;
+        }
+        if (!P.intercept && threadIdx.x == 0) *score_sum() = 0.0;
+        if (weights != nullptr) {
+            for (int e = threadIdx.x; e < static_cast<int>(entries()); e += blockDim.x) {
+                double total = 0.0;
+                for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block() + 1 + d + e];
+                int a, c;
+                entry_pair(e, d, a, c);
+                G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(total);
+            }
         }
         __syncthreads();
     }
@@ -75,8 +118,8 @@ struct BlockRows {
     }
 
     // grad f at `point` from the scores of the current residual (Z' s formed).
-    __device__ void gradient(const T* point) const {
-        gradient_into(problem.terms, point, problem.gx, problem.score_sum, 1, problem.gradient);
+    __device__ void gradient_at(const T* point) const {
+        gradient_into(problem.terms, point, gx(), score_sum(), 1, gradient());
     }
 };
 
@@ -101,7 +144,7 @@ __device__ void swap_rows(T*& a, T*& b) {
 // then on (the driver stops at once) and the engine runs the pipeline.
 template <class T>
 struct BlockNewtonEvaluator {
-    BlockRows<T> rows;
+    BlockRows<T>& rows;
     T* r;
     T* r_trial;
     bool majorizer_gram = false;
@@ -110,27 +153,27 @@ struct BlockNewtonEvaluator {
     __device__ double start(const T* theta) { return rows.objective(rows.residual(theta, r), theta); }
 
     __device__ core::SolveRoute direction(const T* theta, T* step) {
-        rows.score(r, true);
-        rows.gradient(theta);
-        return solve(rows.problem.G, step);
+        rows.score(r, true, false, rows.G());
+        rows.gradient_at(theta);
+        return solve(rows.G(), step);
     }
 
     __device__ core::SolveRoute majorizer_direction(const T*, T* step) {
         if (!majorizer_gram) {
-            rows.gram(rows.problem.w, nullptr, rows.problem.G_w);
+            rows.score(r, false, true, rows.G_w());  // Z' s again (unchanged): the Gram with the row weights
             majorizer_gram = true;
         }
-        return solve(rows.problem.G_w, step);  // with the gradient direction() formed
+        return solve(rows.G_w(), step);  // with the gradient direction() formed
     }
 
     __device__ core::SolveRoute solve(const T* G, T* step) {
         const BlockProblem<T>& P = rows.problem;
-        assemble_system_matrix(P.terms, G, P.H, P.flags);
+        assemble_system_matrix(P.terms, G, rows.H(), rows.flags());
         __syncthreads();
-        small_cholesky_step<T, kBlockSolverParameters>(P.d, P.H, P.gradient, P.step, P.flags);
+        small_cholesky_step<T, kBlockSolverParameters>(P.d, rows.H(), rows.gradient(), rows.step(), rows.flags());
         __syncthreads();
-        refused = refused || P.flags->step_ok == 0;
-        for (std::int64_t j = 0; j < P.d; ++j) step[j] = refused ? T(0) : P.step[j];
+        refused = refused || rows.flags()->step_ok == 0;
+        for (std::int64_t j = 0; j < P.d; ++j) step[j] = refused ? T(0) : rows.step()[j];
         __syncthreads();  // every thread has read flags and step before they change
         return core::SolveRoute::cholesky;
     }
@@ -151,7 +194,7 @@ struct BlockNewtonEvaluator {
 // pass per trial.
 template <class T>
 struct BlockLammEvaluator {
-    BlockRows<T> rows;
+    BlockRows<T>& rows;
     T* r;
     T* r_trial;
 
@@ -159,9 +202,9 @@ struct BlockLammEvaluator {
     __device__ double move_to(const T* point, const T*) { return start(point); }
 
     __device__ void gradient(const T* point, T* g) {
-        rows.score(r, false);
-        rows.gradient(point);
-        for (std::int64_t j = 0; j < rows.problem.d; ++j) g[j] = rows.problem.gradient[j];
+        rows.score(r, false, false, nullptr);
+        rows.gradient_at(point);
+        for (std::int64_t j = 0; j < rows.problem.d; ++j) g[j] = rows.gradient()[j];
         __syncthreads();
     }
 
@@ -186,7 +229,7 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
     T theta[kBlockSolverParameters], candidate[kBlockSolverParameters], step[kBlockSolverParameters];
     T gradient[kBlockSolverParameters], previous[kBlockSolverParameters], extrapolated[kBlockSolverParameters];
     const core::DriverBuffers<T> buffers{theta, candidate, step, gradient, previous, extrapolated};
-    const BlockRows<T> rows{P};
+    BlockRows<T> rows{P};
     core::UpdateDiagnostics diagnostics;
     core::SolverResult<T> result;
     bool refused = false;
@@ -201,15 +244,17 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
     BlockOutcome outcome;
     if (refused) {
         outcome.needs_pipeline = 1;
-        if (threadIdx.x == 0) *P.outcome = outcome;
+        if (blockIdx.x == 0 && threadIdx.x == 0) *P.outcome = outcome;
         return;
     }
-    // Closing the batch: the residual at theta_hat, the curvature Gram there.
+    // Closing the batch: the residual at theta_hat, the curvature Gram there
+    // (block 0 writes what every block formed alike).
     rows.residual(result.theta, P.r);
-    rows.score(P.r, true);
+    rows.score(P.r, true, false, rows.G());
+    if (blockIdx.x != 0) return;
     for (std::int64_t e = threadIdx.x; e < P.d * P.d; e += blockDim.x) {
         const std::int64_t i = e / P.d, j = e - i * P.d;  // row-major
-        P.J_next[e] = P.terms.information[e] + gram_at(P.G, P.d, i, j);
+        P.J_next[e] = P.terms.information[e] + gram_at(rows.G(), P.d, i, j);
     }
     for (std::int64_t j = threadIdx.x; j < P.d; j += blockDim.x) P.theta_next[j] = result.theta[j];
     if (threadIdx.x == 0) {
@@ -227,11 +272,30 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
 }  // namespace
 
 template <class T>
-void launch_block_solver(cudaStream_t stream, const BlockProblem<T>& problem) {
-    block_solver_kernel<T><<<1, kThreads, 0, stream>>>(problem);
-    RH_CUDA_LAUNCHED();
+int block_solver_capacity(int device) {
+    int per_multiprocessor = 0, multiprocessors = 0;
+    RH_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, block_solver_kernel<T>,
+                                                                kThreads, 0));
+    RH_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    const int resident = per_multiprocessor * multiprocessors;
+    return resident < kBlockSolverGrid ? (resident < 1 ? 1 : resident) : kBlockSolverGrid;
 }
 
+int block_solver_grid(int capacity, std::int64_t rows) {
+    const std::int64_t tiles = (rows + kTileRows - 1) / kTileRows;
+    return static_cast<int>(tiles < capacity ? (tiles < 1 ? 1 : tiles) : capacity);
+}
+
+template <class T>
+void launch_block_solver(cudaStream_t stream, const BlockProblem<T>& problem) {
+    BlockProblem<T> argument = problem;
+    void* arguments[] = {&argument};
+    RH_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&block_solver_kernel<T>),
+                                              dim3(problem.blocks), dim3(kThreads), arguments, 0, stream));
+}
+
+template int block_solver_capacity<float>(int);
+template int block_solver_capacity<double>(int);
 template void launch_block_solver<float>(cudaStream_t, const BlockProblem<float>&);
 template void launch_block_solver<double>(cudaStream_t, const BlockProblem<double>&);
 

@@ -1,11 +1,16 @@
-// A whole batch solve in one thread block, for small batches: core's own
-// drivers (core::damped_newton, core::lamm) run on the device over an
-// evaluator whose passes over the rows the block makes together, then the
-// batch is closed (J_next = J + Z' diag(w kappa(r_hat)) Z) in the same
-// launch. One launch and one synchronization replace the multi-kernel
-// pipeline's ten or so launches and one synchronization per iteration, which
-// dominate an update of a few thousand rows (the latency class: 0.8-1.3 ms
-// per update with the pipeline, most of it launch and wait).
+// A whole batch solve in one cooperative launch, for small batches: core's
+// own drivers (core::damped_newton, core::lamm) run on the device, in every
+// thread of every block on the same values, over an evaluator whose passes
+// over the rows the grid makes together (each block its share of the rows,
+// its partial sums, a grid barrier, then every block adds the partials in
+// block order: the same bits everywhere), then the batch is closed
+// (J_next = J + Z' diag(w kappa(r_hat)) Z) in the same launch. One launch
+// and one synchronization replace the multi-kernel pipeline's ten or so
+// launches and one synchronization per iteration, which dominate an update
+// of a few thousand rows (the latency class: 0.8-1.3 ms per update with the
+// pipeline, most of it launch and wait). The d-sized work (gradient,
+// system, Cholesky rung) each block does for itself, in its own slice of
+// the work arrays.
 //
 // The block solver takes only what its shared memory and one
 // multiprocessor serve well (block_solver_serves); a system its Cholesky
@@ -23,10 +28,21 @@
 namespace rh::cuda {
 
 // The most parameters the block solver serves (its drivers' per-thread
-// vectors), and the most row work: rows * d (d + 1) / 2, the multiply-adds
-// of one Gram, which one multiprocessor does in about 10 us at the limit.
+// vectors), the most blocks of its grid, and the most row work it takes in
+// `auto`: rows * d (d + 1) / 2, the multiply-adds of one Gram.
 inline constexpr std::int64_t kBlockSolverParameters = 32;
+inline constexpr int kBlockSolverGrid = 128;
 inline constexpr std::int64_t kBlockSolverGramWork = std::int64_t{1} << 21;
+
+// Work arrays the block solver needs beyond the pipeline's (per block: the
+// Gram, the majorizer's Gram and the system; gradient, step and Z' s; the
+// flags and the score sum), and its partial sums (two sets, alternated by
+// pass: a block may start the next pass while another still reads this one's).
+inline std::int64_t block_solver_matrices(std::int64_t d) { return kBlockSolverGrid * 3 * d * d; }
+inline std::int64_t block_solver_vectors(std::int64_t d) { return kBlockSolverGrid * 3 * d; }
+inline std::int64_t block_solver_partials(std::int64_t d) {
+    return 2 * static_cast<std::int64_t>(kBlockSolverGrid) * (1 + d + d * (d + 1) / 2);
+}
 
 inline bool block_solver_fits(std::int64_t d) { return d <= kBlockSolverParameters; }
 inline bool block_solver_serves(std::int64_t rows, std::int64_t d) {
@@ -46,10 +62,11 @@ struct BlockOutcome {
 };
 
 // One batch's problem, as the kernel sees it. Work arrays: r and r_trial,
-// s and c (n each), G, G_w, H (d x d), gradient, step (d), gx (p), one
-// double (the score sum), flags.
+// s and c (n each); per block (block_solver_* sizes) the matrices, vectors,
+// flags and score sums; the partial sums.
 template <class T>
 struct BlockProblem {
+    int blocks = 1;  // the grid (every block resident: a cooperative launch)
     std::int64_t rows = 0, p = 0, d = 0;
     bool intercept = true;
     bool l1 = false;
@@ -63,14 +80,24 @@ struct BlockProblem {
     int max_iter = 0;
     double tol = 0.0;
     T *r = nullptr, *r_trial = nullptr, *s = nullptr, *c = nullptr;
-    T *G = nullptr, *G_w = nullptr, *H = nullptr, *gradient = nullptr, *step = nullptr, *gx = nullptr;
-    double* score_sum = nullptr;
-    IterationFlags* flags = nullptr;
+    T* matrices = nullptr;   // block_solver_matrices(d)
+    T* vectors = nullptr;    // block_solver_vectors(d)
+    double* score_sums = nullptr;  // kBlockSolverGrid
+    IterationFlags* flags = nullptr;  // kBlockSolverGrid
+    double* partials = nullptr;  // block_solver_partials(d)
     // Out: theta_hat and J_next (staged), the outcome.
     T* theta_next = nullptr;
     T* J_next = nullptr;
     BlockOutcome* outcome = nullptr;
 };
+
+// The most blocks of the block solver resident at once on `device` (its
+// occupancy; a cooperative launch needs them all resident), at most
+// kBlockSolverGrid; and the grid for a batch of `rows`: that many, no more
+// than the batch's tiles of rows.
+template <class T>
+int block_solver_capacity(int device);
+int block_solver_grid(int capacity, std::int64_t rows);
 
 template <class T>
 void launch_block_solver(cudaStream_t stream, const BlockProblem<T>& problem);

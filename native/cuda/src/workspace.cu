@@ -21,7 +21,14 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     grow(sums, device, kBatchCheckSums);
     if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
     grow(flags, device, 1);
-    grow(outcome, device, 1);
+    if (block_solver_fits(d)) {
+        grow(block_matrices, device, block_solver_matrices(d));
+        grow(block_vectors, device, block_solver_vectors(d));
+        grow(block_score_sums, device, kBlockSolverGrid);
+        grow(block_partials, device, block_solver_partials(d));
+        grow(block_flags, device, kBlockSolverGrid);
+        grow(outcome, device, 1);
+    }
 }
 
 template <class T>
@@ -55,11 +62,11 @@ LammTrials<T> Workspace<T>::lamm_trials() const {
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
     std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes() +
-                          outcome.bytes();
+                          outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H, &G_majorizer,
-                              &search_start, &previous, &extrapolated})
+                              &search_start, &previous, &extrapolated, &block_matrices, &block_vectors})
         total += array->bytes();
     return total;
 }

@@ -36,7 +36,12 @@ struct Workspace {
     // LAMM's trial scalars (4 x trials) and the reductions' partials.
     DeviceArray<double> trial_scalars, partials, sums, gram_partials;
     DeviceArray<IterationFlags> flags;
-    DeviceArray<BlockOutcome> outcome;  // the block solver's
+    // The block solver's (block_solver.cuh; only where d fits it): per block
+    // the matrices, vectors, score sums and flags; the partial sums; its outcome.
+    DeviceArray<T> block_matrices, block_vectors;
+    DeviceArray<double> block_score_sums, block_partials;
+    DeviceArray<IterationFlags> block_flags;
+    DeviceArray<BlockOutcome> outcome;
 
     // Room for the state and work of d parameters (p features).
     void reserve_parameters(int device, std::int64_t p, std::int64_t d);
