@@ -139,10 +139,21 @@ PY
 }
 
 profile() {
-  for spec in "latency float64 none" "streaming float32 none" "reference float64 none" "wide float64 l1"; do
+  # The five questions of PERFORMANCE.md (profile_cuda_update.py: CUPTI trace,
+  # NVTX ranges), then Nsight Compute over the row kernels (question 4).
+  mkdir -p "$OUT/profile"
+  local spec
+  for spec in "latency float64 none device" "latency float64 l1 device" "reference float64 none host" \
+              "reference float64 none device" "streaming float64 none host" "streaming float64 none device" \
+              "wide float32 none device" "wide float64 none device"; do
     set -- $spec
-    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3
+    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
+      --out "$OUT/profile/$1_$2_$3_$4.json" | head -1
   done
+  PYTHON=$PY bash scripts/profiling/ncu_cuda_update.sh "$OUT/profile" --class streaming --dtype float64 --penalty none \
+    --input device
+  PYTHON=$PY LAUNCH_SKIP=6 LAUNCHES=6 bash scripts/profiling/ncu_cuda_update.sh "$OUT/profile" --class latency \
+    --dtype float64 --penalty none --input device
 }
 
 cuda_wheel() {

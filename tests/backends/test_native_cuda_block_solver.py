@@ -97,7 +97,7 @@ def test_block_solver_agrees_with_the_pipeline_and_numpy(monkeypatch, dtype, pen
         # J's small entries cancel (sums of +-kappa z z'): compared at the matrix's own scale
         scale = np.abs(other.state_.information).max()
         np.testing.assert_allclose(block.state_.information, other.state_.information, rtol=0,
-                                   atol=scale * (1e-10 if dtype == "float64" else 1e-4))
+                                   atol=scale * (1e-10 if dtype == "float64" else 1e-3))
     assert block.n_samples_seen_ == 3000 and block.state_.batch_count == 3
 
 
@@ -132,8 +132,8 @@ def test_large_batches_and_cuda_graphs_take_the_pipeline():
     X, y, _ = contaminated(20_000, 40, "float64", seed=4)  # d = 41 > 32
     _, paths = fit_stream(X, y, None, 20_000)
     assert paths == ["pipeline"]
-    X, y, _ = contaminated(40_000, 10, "float64", seed=4)  # 40,000 * 11 * 12 / 2 > 2^21
-    _, paths = fit_stream(X, y, None, 40_000)
+    X, y, _ = contaminated(200_000, 10, "float64", seed=4)  # 200,000 * 11 * 12 / 2 > 2^23
+    _, paths = fit_stream(X, y, None, 200_000)
     assert paths == ["pipeline"]
     X, y, _ = contaminated(2000, 10, "float64", seed=4)
     _, paths = fit_stream(X, y, None, 1000, cuda_graphs=True)
@@ -155,12 +155,12 @@ def test_block_solver_steady_state_allocates_nothing(penalty):
 
 @gpu
 def test_the_block_choice_takes_the_block_solver_past_its_work_bound(monkeypatch):
-    X, y, _ = contaminated(40_000, 10, "float64", seed=7)  # beyond the work bound, within the parameter bound
+    X, y, _ = contaminated(200_000, 10, "float64", seed=7)  # beyond the work bound, within the parameter bound
     monkeypatch.setenv("RH_CUDA_SOLVER", "block")
-    forced, paths = fit_stream(X, y, None, 40_000)
+    forced, paths = fit_stream(X, y, None, 200_000)
     assert paths == ["block"]
     monkeypatch.setenv("RH_CUDA_SOLVER", "auto")
-    auto, paths = fit_stream(X, y, None, 40_000)
+    auto, paths = fit_stream(X, y, None, 200_000)
     assert paths == ["pipeline"]
     np.testing.assert_allclose(forced.state_.coefficients, auto.state_.coefficients, rtol=1e-7, atol=1e-9)
 

@@ -14,6 +14,18 @@ namespace rh::cuda {
 
 namespace {
 
+// The sum over the grid's blocks of value `offset` of each block's partials
+// (`stride` apart), by one warp: lane l adds blocks l, l + 32, ... in order,
+// then the lanes in a fixed shuffle tree. Every warp that calls it gets the
+// same bits; every lane gets the sum.
+__device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t stride, std::int64_t offset,
+                                              int blocks) {
+    double value = 0.0;
+    for (int b = threadIdx.x & 31; b < blocks; b += 32) value += sums[b * stride + offset];
+    for (int shift = 16; shift > 0; shift >>= 1) value += __shfl_down_sync(0xffffffffu, value, shift);
+    return __shfl_sync(0xffffffffu, value, 0);
+}
+
 // The passes over the batch's rows, every thread of the grid together, and
 // this block's slices of the work arrays. The drivers' vectors (a point, a
 // step) are each thread's own copy: the drivers run in every thread on the
@@ -58,9 +70,7 @@ struct BlockRows {
         loss = block_sum(loss);
         if (threadIdx.x == 0) sums[blockIdx.x * per_block()] = loss;
         cooperative_groups::this_grid().sync();  // publishes r_out and the partials to the grid
-        double total = 0.0;
-        for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block()];
-        return total;
+        return warp_sum_over_blocks(sums, per_block(), 0, gridDim.x);  // every warp alike
     }
 
     // From the residual r: s = w score(r), and the rows' weights of the Gram
@@ -92,21 +102,27 @@ struct BlockRows {
         if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
         if (weights != nullptr)
             for (int o = 0, e = threadIdx.x; o < owned.owned; ++o, e += blockDim.x) mine[1 + d + e] = owned.sums[o];
-        cooperative_groups::this_grid().sync();
+        // The totals: each by one warp of the grid (warp_sum_over_blocks), then
+        // read by every block.
+        auto grid = cooperative_groups::this_grid();
+        grid.sync();
+        const int count = d + (weights != nullptr ? static_cast<int>(entries()) : 0);
+        const int warp = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x >> 5);
+        for (int k = warp; k < count; k += static_cast<int>(gridDim.x) * kWarps) {
+            const double total = warp_sum_over_blocks(sums, per_block(), 1 + k, gridDim.x);
+            if ((threadIdx.x & 31) == 0) P.totals[k] = total;
+        }
+        grid.sync();
         for (int j = threadIdx.x; j < d; j += blockDim.x) {
-            double total = 0.0;
-            for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block() + 1 + j];
-            if (j < P.p) gx()[j] = static_cast<T>(total);
-            else *score_sum() = total;
+            if (j < P.p) gx()[j] = static_cast<T>(P.totals[j]);
+            else *score_sum() = P.totals[j];
         }
         if (!P.intercept && threadIdx.x == 0) *score_sum() = 0.0;
         if (weights != nullptr) {
             for (int e = threadIdx.x; e < static_cast<int>(entries()); e += blockDim.x) {
-                double total = 0.0;
-                for (int b = 0; b < static_cast<int>(gridDim.x); ++b) total += sums[b * per_block() + 1 + d + e];
                 int a, c;
                 entry_pair(e, d, a, c);
-                G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(total);
+                G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(P.totals[d + e]);
             }
         }
         __syncthreads();

@@ -32,17 +32,19 @@ namespace rh::cuda {
 // `auto`: rows * d (d + 1) / 2, the multiply-adds of one Gram.
 inline constexpr std::int64_t kBlockSolverParameters = 32;
 inline constexpr int kBlockSolverGrid = 128;
-inline constexpr std::int64_t kBlockSolverGramWork = std::int64_t{1} << 21;
+inline constexpr std::int64_t kBlockSolverGramWork = std::int64_t{1} << 23;
 
 // Work arrays the block solver needs beyond the pipeline's (per block: the
 // Gram, the majorizer's Gram and the system; gradient, step and Z' s; the
-// flags and the score sum), and its partial sums (two sets, alternated by
-// pass: a block may start the next pass while another still reads this one's).
+// flags and the score sum), its partial sums (two sets, alternated by pass:
+// a block may start the next pass while another still reads this one's),
+// then a pass's totals.
 inline std::int64_t block_solver_matrices(std::int64_t d) { return kBlockSolverGrid * 3 * d * d; }
 inline std::int64_t block_solver_vectors(std::int64_t d) { return kBlockSolverGrid * 3 * d; }
-inline std::int64_t block_solver_partials(std::int64_t d) {
+inline std::int64_t block_solver_pass_partials(std::int64_t d) {
     return 2 * static_cast<std::int64_t>(kBlockSolverGrid) * (1 + d + d * (d + 1) / 2);
 }
+inline std::int64_t block_solver_partials(std::int64_t d) { return block_solver_pass_partials(d) + d + d * (d + 1) / 2; }
 
 inline bool block_solver_fits(std::int64_t d) { return d <= kBlockSolverParameters; }
 inline bool block_solver_serves(std::int64_t rows, std::int64_t d) {
@@ -85,6 +87,7 @@ struct BlockProblem {
     double* score_sums = nullptr;  // kBlockSolverGrid
     IterationFlags* flags = nullptr;  // kBlockSolverGrid
     double* partials = nullptr;  // block_solver_partials(d)
+    double* totals = nullptr;    // d + d (d + 1) / 2: a pass's sums over the blocks
     // Out: theta_hat and J_next (staged), the outcome.
     T* theta_next = nullptr;
     T* J_next = nullptr;
