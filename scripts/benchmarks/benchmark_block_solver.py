@@ -17,6 +17,7 @@ PERFORMANCE.md's classes make it (benchmark_native_cpu_paired.make_stream).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -34,21 +35,28 @@ from benchmark_shape_sweep import environment  # noqa: E402
 PATHS = ("block", "pipeline")
 
 
-def backend_for(path: str, dtype: str):
+def backend_for(path: str, dtype: str, block_tiles: int, features: int):
+    """A backend forced to `path`, its engine created now (RH_CUDA_SOLVER and
+    RH_CUDA_BLOCK_TILES are read when the engine is)."""
     from renewable_huber.backends import native_cuda_backend
 
-    previous = os.environ.get("RH_CUDA_SOLVER")
+    saved = {name: os.environ.get(name) for name in ("RH_CUDA_SOLVER", "RH_CUDA_BLOCK_TILES")}
     os.environ["RH_CUDA_SOLVER"] = path
+    os.environ["RH_CUDA_BLOCK_TILES"] = str(block_tiles)
     try:
-        return native_cuda_backend.NativeCudaBackend(dtype)
+        backend = native_cuda_backend.NativeCudaBackend(dtype)
+        backend._engine_for(features, True)
+        return backend
     finally:
-        if previous is None:
-            del os.environ["RH_CUDA_SOLVER"]
-        else:
-            os.environ["RH_CUDA_SOLVER"] = previous
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
-def run_case(rows: int, features: int, dtype: str, penalty: str, rounds: int, seed: int) -> dict:
+def run_case(rows: int, features: int, dtype: str, penalty: str, rounds: int, seed: int,
+             block_tiles: int = 1) -> dict:
     import cupy
 
     from renewable_huber.config import SolverConfig
@@ -59,7 +67,7 @@ def run_case(rows: int, features: int, dtype: str, penalty: str, rounds: int, se
     config = SolverConfig(tau=1.345, penalty=penalty, lambda_scale=1.0, bandwidth_scale=1.0, fit_intercept=True,
                           max_iter=200, tol=1e-8, ridge=1e-8)
     empty = RenewableHuberState.empty(features, True)
-    backends = {path: backend_for(path, dtype) for path in PATHS}
+    backends = {path: backend_for(path, dtype, block_tiles, features) for path in PATHS}
     timings: dict[str, list[float]] = {path: [] for path in PATHS}
     details: dict[str, dict] = {}
 
@@ -92,6 +100,7 @@ def run_case(rows: int, features: int, dtype: str, penalty: str, rounds: int, se
     block, pipeline = (np.asarray(details[p]["coefficients"]) for p in PATHS)
     return {
         "rows": rows, "features": features, "dtype": dtype, "penalty": penalty, "seed": seed, "sha256": digest,
+        "block_tiles": block_tiles,
         "gram_work": rows * (features + 1) * (features + 2) // 2,
         "paths": {path: {"timings_s": timings[path], "median_ms": statistics.median(timings[path]) * 1e3,
                          "min_ms": min(timings[path]) * 1e3,
@@ -109,24 +118,24 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--block-tiles", type=int, nargs="+", default=[1],
+                        help="RH_CUDA_BLOCK_TILES values to measure the block solver at (tiles of rows per block)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     record = {"schema": "renewable-huber-block-solver", "schema_version": 1, "environment": environment(),
               "arguments": vars(args), "cases": []}
-    for dtype in args.dtypes:
-        for penalty in args.penalties:
-            for features in args.features:
-                for rows in args.rows:
-                    case = run_case(rows, features, dtype, penalty, args.rounds, args.seed)
-                    record["cases"].append(case)
-                    block, pipeline = case["paths"]["block"], case["paths"]["pipeline"]
-                    print(f"{dtype} {penalty:4} {rows:6} x {features:3}: block {block['median_ms']:.3f} ms "
-                          f"({block['solver_path']}, {block['iterations']} it), pipeline {pipeline['median_ms']:.3f} "
-                          f"ms -> {case['ratio_pipeline_over_block']:.2f}x, max |diff| "
-                          f"{case['largest_coefficient_difference']:.1e}", flush=True)
-                    if args.out:
-                        Path(args.out).write_text(json.dumps(record, indent=1))
+    cases = itertools.product(args.dtypes, args.penalties, args.features, args.rows, args.block_tiles)
+    for dtype, penalty, features, rows, tiles in cases:
+        case = run_case(rows, features, dtype, penalty, args.rounds, args.seed, tiles)
+        record["cases"].append(case)
+        block, pipeline = case["paths"]["block"], case["paths"]["pipeline"]
+        print(f"{dtype} {penalty:4} {rows:6} x {features:3} tiles {tiles}: block {block['median_ms']:.3f} ms "
+              f"({block['solver_path']}, {block['iterations']} it), pipeline {pipeline['median_ms']:.3f} ms -> "
+              f"{case['ratio_pipeline_over_block']:.2f}x, max |diff| {case['largest_coefficient_difference']:.1e}",
+              flush=True)
+        if args.out:
+            Path(args.out).write_text(json.dumps(record, indent=1))
     return 0
 
 

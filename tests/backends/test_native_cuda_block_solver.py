@@ -170,3 +170,24 @@ def test_an_unknown_solver_choice_is_refused_by_the_engine():
     module = adapter._native
     with pytest.raises(module.EngineError, match="solver_choice must be"):
         module.Engine(0, "float64", 3, True, solver_choice=7)
+
+
+@gpu
+def test_a_bad_block_tiles_knob_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv("RH_CUDA_BLOCK_TILES", "0")
+    X, y, _ = contaminated(200, 3, "float64")
+    with pytest.raises(Exception, match="RH_CUDA_BLOCK_TILES must be an integer from 1 to 4096, got '0'"):
+        RenewableHuberRegressor(backend="native_cuda").fit(X, y)
+
+
+@gpu
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+def test_fewer_larger_blocks_give_the_same_fit_to_rounding(monkeypatch, penalty):
+    X, y, _ = contaminated(8192, 12, "float64", seed=8)
+    fits = []
+    for tiles in ("1", "8"):
+        monkeypatch.setenv("RH_CUDA_BLOCK_TILES", tiles)
+        model, paths = fit_stream(X, y, None, 4096, penalty=penalty)
+        assert paths == ["block", "block"]
+        fits.append(model)
+    np.testing.assert_allclose(fits[0].state_.coefficients, fits[1].state_.coefficients, rtol=1e-9, atol=1e-11)

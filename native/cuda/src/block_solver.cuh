@@ -98,9 +98,15 @@ struct BlockProblem {
 // occupancy; a cooperative launch needs them all resident), at most
 // kBlockSolverGrid; and the grid for a batch of `rows`: that many, no more
 // than the batch's tiles of rows.
+// `tiles_per_block`: the tiles of kTileRows rows each block takes at least
+// (fewer blocks: cheaper grid barriers, longer passes).
 template <class T>
 int block_solver_capacity(int device);
-int block_solver_grid(int capacity, std::int64_t rows);
+int block_solver_grid(int capacity, std::int64_t rows, int tiles_per_block);
+// RH_CUDA_BLOCK_TILES (a positive integer) or kBlockSolverTilesPerBlock: a
+// calibration knob read when an engine is created.
+inline constexpr int kBlockSolverTilesPerBlock = 1;
+int block_solver_tiles_per_block_from_environment();
 
 template <class T>
 void launch_block_solver(cudaStream_t stream, const BlockProblem<T>& problem);

@@ -33,6 +33,7 @@ CudaEngine<T>::CudaEngine(const rh_cuda_engine_options& options)
       cuda_graphs_(options.cuda_graphs != 0),
       fast_math_(options.fast_math != 0 && sizeof(T) == 4),
       solver_choice_(options.solver_choice),
+      block_tiles_(block_solver_tiles_per_block_from_environment()),
       host_terms_(2 * (options.n_features + 1)) {
     if (p_ < 1) throw Failure(core::Status::invalid_argument, "n_features must be at least one");
     if (solver_choice_ > RH_CUDA_SOLVER_BLOCK)

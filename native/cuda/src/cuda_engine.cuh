@@ -102,6 +102,7 @@ private:
     bool cuda_graphs_ = false, fast_math_ = false;
     uint8_t solver_choice_ = RH_CUDA_SOLVER_AUTO;  // which path may solve an update (ABI option)
     int block_capacity_ = 0;  // the block solver's resident blocks on this device (0: not asked yet)
+    int block_tiles_ = kBlockSolverTilesPerBlock;  // tiles of rows per block at least (RH_CUDA_BLOCK_TILES)
     cublasHandle_t blas_ = nullptr;
     cusolverDnHandle_t solver_handle_ = nullptr;
     Workspace<T> ws_;

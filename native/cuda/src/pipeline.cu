@@ -487,7 +487,7 @@ bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const Surrog
     problem.partials = ws_.block_partials.data();
     problem.totals = problem.partials + block_solver_pass_partials(d_);
     if (block_capacity_ == 0) block_capacity_ = block_solver_capacity<T>(device_);
-    problem.blocks = block_solver_grid(block_capacity_, batch.rows);
+    problem.blocks = block_solver_grid(block_capacity_, batch.rows, block_tiles_);
     problem.theta_next = ws_.theta_next.data();
     problem.J_next = ws_.J_next.data();
     problem.outcome = ws_.outcome.data();
