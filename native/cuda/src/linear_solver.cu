@@ -22,12 +22,14 @@ void LinearSolver<T>::reserve(int device, cusolverDnHandle_t handle, std::int64_
     device_ = device;
     d_ = d;
     svd_work_size_ = 0;  // the SVD's buffers follow the size on next need
+    eigen_work_size_ = 0;
 }
 
 template <class T>
 std::int64_t LinearSolver<T>::bytes() const noexcept {
     return factor_.bytes() + inverse_.bytes() + work_.bytes() + pivots_.bytes() + info_.bytes() +
-           singular_values_.bytes() + left_.bytes() + right_.bytes() + svd_work_.bytes() + svd_rwork_.bytes();
+           singular_values_.bytes() + left_.bytes() + right_.bytes() + svd_work_.bytes() + svd_rwork_.bytes() +
+           eigen_work_.bytes();
 }
 
 template <class T>
@@ -63,6 +65,21 @@ core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnH
     read_flags();
     if (host_flags->step_ok) return core::SolveRoute::lu;
 
+    if (host_flags->symmetric) {  // the SVD of a symmetric H from its eigendecomposition
+        if (eigen_work_size_ == 0) {
+            grow(singular_values_, device_, d);
+            grow(eigen_work_, device_,
+                 std::max(vendor::symmetric_eigen_workspace(handle, n, factor_.data(), singular_values_.data()), 1));
+            eigen_work_size_ = static_cast<int>(eigen_work_.size());
+        }
+        RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
+        vendor::symmetric_eigen(handle, n, factor_.data(), singular_values_.data(), eigen_work_.data(),
+                                eigen_work_size_, info_.data());
+        launch_symmetric_min_norm_step<T>(stream, d, factor_.data(), singular_values_.data(), g, info_.data(), step,
+                                          flags);
+        read_flags();
+        if (host_flags->step_ok) return core::SolveRoute::least_squares;
+    }
     if (svd_work_size_ == 0) {  // the SVD's buffers, on first need
         grow(singular_values_, device_, d);
         grow(left_, device_, d * d);

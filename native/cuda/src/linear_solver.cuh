@@ -5,7 +5,11 @@
 //      rcond_1(H) > eps * d and the step is finite;
 //   2. LU with partial pivoting on the same terms;
 //   3. the minimum-norm least-squares step by SVD (singular values below
-//      eps * d * s_max count as zero), its workspace created on first need.
+//      eps * d * s_max count as zero), its workspace created on first need;
+//      for an exactly symmetric H through its eigendecomposition (syevd: the
+//      singular values are |lambda|, the same step, several times cheaper
+//      than gesvd at d in the hundreds), gesvd when that fails or H is not
+//      symmetric.
 // rcond_1 is exact: 1 / (||H||_1 ||H^-1||_1) from the factorization's
 // inverse. Up to d = kSmallSystem the Cholesky rung is one kernel. The Cholesky rung runs without a host round trip (its verdict
 // goes to IterationFlags.step_ok); the others run only when it refused.
@@ -51,9 +55,10 @@ private:
     std::int64_t d_ = 0;
     DeviceArray<T> factor_, inverse_, work_;
     DeviceArray<int> pivots_, info_;
-    // SVD (lazy): singular values, U, V', its work and rwork.
-    DeviceArray<T> singular_values_, left_, right_, svd_work_, svd_rwork_;
-    int work_size_ = 0, svd_work_size_ = 0;
+    // SVD (lazy): singular values, U, V', its work and rwork; the symmetric
+    // eigendecomposition's work (lazy).
+    DeviceArray<T> singular_values_, left_, right_, svd_work_, svd_rwork_, eigen_work_;
+    int work_size_ = 0, svd_work_size_ = 0, eigen_work_size_ = 0;
     std::int64_t allocations_ = 0;
 };
 

@@ -98,6 +98,35 @@ __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, con
     }
 }
 
+template <class T>
+__global__ void symmetric_min_norm_step_kernel(std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                               const int* info, T* step, IterationFlags* flags) {
+    // x = Q diag(1/lambda) Q' g over |lambda| above eps d max |lambda| (the
+    // singular values of a symmetric H are |lambda|: the SVD rung's cutoff).
+    __shared__ double coefficient[1024];
+    const double lowest = fabs(static_cast<double>(lambda[0])), highest = fabs(static_cast<double>(lambda[d - 1]));
+    const double cutoff = core::singular_rcond_threshold<T>(d) * (lowest > highest ? lowest : highest);
+    for (std::int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+        double dot = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(Q[i + k * d]) * static_cast<double>(g[i]);
+        const double value = static_cast<double>(lambda[k]);
+        coefficient[k] = fabs(value) > cutoff ? dot / value : 0.0;
+    }
+    __syncthreads();
+    double bad = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double sum = 0.0;
+        for (std::int64_t k = 0; k < d; ++k) sum += static_cast<double>(Q[j + k * d]) * coefficient[k];
+        step[j] = static_cast<T>(sum);
+        bad += isfinite(step[j]) ? 0.0 : 1.0;
+    }
+    bad = block_sum(bad);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->step_ok = *info == 0 && bad == 0.0;
+    }
+}
+
 // The memory and history part of f along theta - t step, D0 = theta -
 // theta_prev: D(t)' J D(t) = a - t (b1 + b2) + t^2 c, D(t)' hist = h0 - t h1.
 struct StepMemory {
@@ -413,6 +442,13 @@ void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const
 }
 
 template <class T>
+void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                    const int* info, T* step, IterationFlags* flags) {
+    symmetric_min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, Q, lambda, g, info, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
 void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, T* theta, const T* step,
                                const double* partials, int blocks, double tol, IterationFlags* flags) {
     line_search_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, step, partials, blocks, tol, flags);
@@ -492,6 +528,8 @@ void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
                                                 IterationFlags*);                                                  \
     template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \
                                           const int*, T*, IterationFlags*);                                        \
+    template void launch_symmetric_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*,     \
+                                                    const int*, T*, IterationFlags*);                              \
     template void launch_line_search_decide<T>(cudaStream_t, const SurrogateTerms<T>&, T*, const T*,               \
                                                const double*, int, double, IterationFlags*);                       \
     template void launch_majorizer_matrix<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, T*,                 \

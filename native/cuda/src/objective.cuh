@@ -98,6 +98,12 @@ template <class T>
 void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
                           const int* info, T* step, IterationFlags* flags);
 
+// The same step from a symmetric H = Q diag(lambda) Q' (syevd: Q column-major,
+// lambda ascending): |lambda| below eps * d * max |lambda| count as zero.
+template <class T>
+void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                    const int* info, T* step, IterationFlags* flags);
+
 // The line search over every halving at once (kLineSearchSteps losses from
 // the pass): the first t whose candidate rounds to theta (convergence) or
 // does not raise f is taken; theta moves, F, the convergence test and
