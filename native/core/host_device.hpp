@@ -1,7 +1,9 @@
 // RH_HOST_DEVICE marks a function of the contract that both host engines
 // and CUDA kernels call: `__host__ __device__` under nvcc, nothing for a
 // host compiler. Every header of native/core that defines such a function
-// includes only the standard library's <cmath>, <cstdint> and <limits>.
+// includes only the standard library's <cmath>, <cstdint> and <limits> (the
+// solver drivers also <utility>: std::swap, constexpr, which the CUDA build
+// calls on the device with --expt-relaxed-constexpr).
 #pragma once
 
 #if defined(__CUDACC__)
