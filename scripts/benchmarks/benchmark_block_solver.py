@@ -26,6 +26,8 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
@@ -95,8 +97,6 @@ def run_case(rows: int, features: int, dtype: str, penalty: str, rounds: int, se
             for path in PATHS:
                 timings[path].append(seen[path])
             ratios.append(seen["pipeline"] / seen["block"])
-    import numpy as np
-
     block, pipeline = (np.asarray(details[p]["coefficients"]) for p in PATHS)
     return {
         "rows": rows, "features": features, "dtype": dtype, "penalty": penalty, "seed": seed, "sha256": digest,
