@@ -70,6 +70,7 @@ public:
     const ThreadPolicy& thread_policy() const noexcept { return threads_; }
     std::int64_t workspace_allocations() const noexcept { return growth_.events(); }
     int started_workers() const noexcept { return pool_.started_workers(); }
+    int sleeping_workers() const noexcept { return pool_.sleeping_workers(); }
 
     // The fast path's shortcuts (each changes no bit; tests switch them off
     // to prove it) and how often they served in the last l1 update.

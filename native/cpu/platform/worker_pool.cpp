@@ -87,15 +87,18 @@ void WorkerPool::steer_sleepers() {
     CPU_CLR(here, &elsewhere);
     // Only waiting workers move; the round is counted before they may run
     // again, so each sees it and restores the full set before its parts.
-    std::vector<std::size_t> moved;
+    // Only this thread sets kSteered, so the workers in it are the ones moved
+    // here: no list of them (this runs inside updates, which allocate nothing).
     for (std::size_t i = 0; i < workers_.size(); ++i) {
         int waiting = kWaiting;
         if (!phases_[i]->compare_exchange_strong(waiting, kSteered, std::memory_order_seq_cst)) continue;
         pthread_setaffinity_np(workers_[i].native_handle(), sizeof elsewhere, &elsewhere);
-        moved.push_back(i);
     }
     steered_.fetch_add(1, std::memory_order_seq_cst);
-    for (std::size_t i : moved) phases_[i]->store(kWaiting, std::memory_order_seq_cst);
+    for (auto& phase : phases_) {
+        int steered = kSteered;
+        phase->compare_exchange_strong(steered, kWaiting, std::memory_order_seq_cst);
+    }
 #endif
 }
 

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "cpu/engine.hpp"
+#include "cpu/platform/worker_pool.hpp"
 #include "test_fixtures.hpp"
 
 namespace {
@@ -82,6 +84,58 @@ TYPED_TEST(SteadyState, FastPathUpdatesAfterTheFirstAllocateNothing) {
             EXPECT_EQ(engine.workspace_allocations(), grown);
         }
     }
+}
+
+// Waits (a liveness wait, no time limit) until every started worker sleeps
+// on its futex: the next dispatch must wake, and steer, them.
+template <class Pool>
+void wait_until_asleep(const Pool& pool) {
+    while (pool.sleeping_workers() < pool.started_workers()) std::this_thread::yield();
+}
+
+// The update above meets sleeping workers only when the scheduler lets them
+// fall asleep between batches, so it took the waking path at random (and
+// allocated there: issue 24). Here every update starts with its worker asleep.
+TYPED_TEST(SteadyState, FastPathUpdatesThatWakeSleepingWorkersAllocateNothing) {
+    using T = TypeParam;
+    for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+        cpu::Engine<T> engine(2, cpu::KernelChoice::fast);
+        core::SolverConfig config;
+        config.penalty = penalty;
+        const auto big = test::linear_batch<T>(40000, 8, 1), small = test::linear_batch<T>(3000, 8, 2);
+        test::OwnedState<T> a(8, true), b(8, true);
+        test::update_into(engine, a, big, config, b);
+        ASSERT_EQ(engine.started_workers(), 1);
+        const long before = allocations.load();
+        for (int round = 0; round < 3; ++round) {
+            wait_until_asleep(engine);
+            test::update_into(engine, b, small, config, a);
+            wait_until_asleep(engine);
+            test::update_into(engine, a, big, config, b);
+        }
+        EXPECT_EQ(allocations.load() - before, 0) << "heap allocations while waking sleeping workers";
+    }
+}
+
+// The pool alone: a dispatch or a wake() that finds its workers asleep
+// steers them away from the caller's CPU (Linux, two CPUs or more) and
+// allocates nothing doing so.
+TEST(WorkerPoolAllocations, WakingSleepingWorkersAllocatesNothing) {
+    cpu::WorkerPool pool;
+    std::atomic<int> runs{0};
+    auto task = [&](int) { runs.fetch_add(1); };
+    pool.run(3, task);  // starts two workers (allocates)
+    const long before = allocations.load();
+    for (int round = 0; round < 5; ++round) {
+        wait_until_asleep(pool);
+        pool.run(3, task);
+        wait_until_asleep(pool);
+        const auto wake_ups = pool.wake_ups();
+        pool.wake();
+        while (pool.wake_ups() == wake_ups) std::this_thread::yield();
+    }
+    EXPECT_EQ(allocations.load() - before, 0) << "heap allocations while waking sleeping workers";
+    EXPECT_EQ(runs.load(), 18);
 }
 
 TEST(SteadyStateGrowth, ALargerBatchGrowsTheWorkspacesOnce) {
