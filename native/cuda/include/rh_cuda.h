@@ -213,8 +213,9 @@ RH_CUDA_API uint32_t rh_cuda_abi_version(void);
 /* Fills info; RH_CUDA_OK also when no device exists (device_count 0). */
 RH_CUDA_API int32_t rh_cuda_get_runtime_info(rh_cuda_runtime_info* info);
 RH_CUDA_API int32_t rh_cuda_get_device_info(int32_t device, rh_cuda_device_info* info);
-/* The last failure of a call that had no engine (create, info): copies at
- * most size bytes (NUL-terminated) into buffer; *needed = full length + 1. */
+/* The last failure, on the calling thread, of a call that had no engine
+ * (create, info): copies at most size bytes (NUL-terminated) into buffer;
+ * *needed = full length + 1. Each thread keeps its own message. */
 RH_CUDA_API int32_t rh_cuda_process_last_error(char* buffer, uint64_t size, uint64_t* needed);
 
 /* ----------------------------------------------------------------- engine */

@@ -1,11 +1,10 @@
 // The C ABI's entry points (rh_cuda.h): each checks its structs' version and
 // size and its pointers, runs inside one guard that catches every exception
 // (no exception crosses the boundary) and turns it into a status code and
-// a message (the engine's, or the process's before an engine exists), and
-// restores the caller's current device (DeviceGuard, inside the engine).
+// a message (the engine's, or the calling thread's before an engine exists),
+// and restores the caller's current device (DeviceGuard, inside the engine).
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <string>
 
@@ -39,13 +38,11 @@ static_assert(RH_CUDA_STOP_MAX_ITER == static_cast<int>(rh::core::StopReason::ma
 static_assert(RH_CUDA_STOP_LINE_SEARCH_EXHAUSTED == static_cast<int>(rh::core::StopReason::line_search_exhausted));
 static_assert(RH_CUDA_STOP_MAJORIZATION_EXHAUSTED == static_cast<int>(rh::core::StopReason::majorization_exhausted));
 
-std::mutex process_error_mutex;
-std::string process_error;
+// Per thread (as faiss and XGBoost keep theirs): two threads whose calls
+// fail at once each read their own message.
+thread_local std::string process_error;
 
-void set_process_error(const std::string& message) {
-    std::lock_guard<std::mutex> lock(process_error_mutex);
-    process_error = message;
-}
+void set_process_error(const std::string& message) { process_error = message; }
 
 int32_t copy_message(const std::string& message, char* buffer, uint64_t size, uint64_t* needed) {
     if (needed != nullptr) *needed = message.size() + 1;
@@ -152,7 +149,6 @@ int32_t rh_cuda_get_device_info(int32_t device, rh_cuda_device_info* info) {
 }
 
 int32_t rh_cuda_process_last_error(char* buffer, uint64_t size, uint64_t* needed) {
-    std::lock_guard<std::mutex> lock(process_error_mutex);
     return copy_message(process_error, buffer, size, needed);
 }
 

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rh_cuda.h"
@@ -94,6 +96,39 @@ TEST(CudaAbi, MessagesAreCopiedIntoTheCallersBufferAndTruncated) {
     std::vector<char> full(needed);
     rh_cuda_process_last_error(full.data(), full.size(), nullptr);
     EXPECT_EQ(std::string(full.data()), rh::cuda_abi::process_last_error());
+}
+
+// Two threads whose engine creation fails with different messages each read
+// their own: the message is per thread. The order is forced (thread A fails,
+// then B fails, then A reads), so with one process-wide message A would read
+// B's every time; nothing here depends on timing.
+TEST(CudaAbi, EachThreadReadsTheMessageOfItsOwnFailure) {
+    std::latch a_failed(1), b_failed(1);
+    std::string a_message, b_message;
+    std::thread a([&] {
+        rh_cuda_engine_t engine = nullptr;
+        EXPECT_EQ(rh_cuda_engine_create(nullptr, &engine), RH_CUDA_INVALID_ARGUMENT);
+        a_failed.count_down();
+        b_failed.wait();
+        a_message = rh::cuda_abi::process_last_error();
+    });
+    std::thread b([&] {
+        a_failed.wait();
+        auto o = options();
+        o.abi_version = (RH_CUDA_ABI_VERSION_MAJOR + 1) << 16;
+        rh_cuda_engine_t engine = nullptr;
+        EXPECT_EQ(rh_cuda_engine_create(&o, &engine), RH_CUDA_INVALID_ARGUMENT);
+        b_failed.count_down();
+        b_message = rh::cuda_abi::process_last_error();
+    });
+    a.join();
+    b.join();
+    EXPECT_EQ(a_message, "engine options must not be null");
+    EXPECT_EQ(b_message, "engine options was built for another ABI major version");
+    // And a thread that never failed reads no message.
+    std::string fresh = "unset";
+    std::thread([&] { fresh = rh::cuda_abi::process_last_error(); }).join();
+    EXPECT_EQ(fresh, "");
 }
 
 TEST(CudaAbi, WithADeviceAnEngineReportsItself) {
