@@ -45,6 +45,18 @@ void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCoun
         throw EngineError(Status::invalid_argument,
                           "X has " + std::to_string(features) + " features, but the state expects " +
                               std::to_string(counters.n_features_in));
+    check_room_for_batch(rows, counters);
+}
+
+void check_room_for_batch(std::int64_t rows, const StateCounters& counters) {
+    constexpr std::int64_t largest = std::numeric_limits<std::int64_t>::max();
+    if (counters.n_samples_seen > largest - rows)
+        throw EngineError(Status::invalid_state, "state counters would overflow: n_samples_seen + " +
+                                                     std::to_string(rows) + " rows exceeds " +
+                                                     std::to_string(largest));
+    if (counters.batch_count == largest)
+        throw EngineError(Status::invalid_state,
+                          "state counters would overflow: batch_count + 1 exceeds " + std::to_string(largest));
 }
 
 }  // namespace rh::core

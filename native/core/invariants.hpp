@@ -18,6 +18,10 @@ namespace rh::core {
 void check_config(const SolverConfig& config);
 void check_counters(const StateCounters& counters);
 void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCounters& counters);
+// The counters are signed 64-bit: a batch of `rows` must not carry
+// n_samples_seen or batch_count past their largest value (a hostile
+// checkpoint can start a stream next to it).
+void check_room_for_batch(std::int64_t rows, const StateCounters& counters);
 
 // True when every value is finite (a portable loop; the CPU engine passes
 // its multiversioned test, cpu/platform/finite_scan.hpp, to the checks below).

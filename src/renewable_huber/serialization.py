@@ -9,6 +9,7 @@ failure maps to one documented ValidationError message (spec/API.md,
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -163,7 +164,10 @@ def _integer(value: Any) -> int:
 def _real(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError("expected a number")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer past float64: infinite, refused by name in state.validate()
+        return math.inf if value > 0 else -math.inf
 
 
 def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information: np.ndarray) -> CheckpointPayload:

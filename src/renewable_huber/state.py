@@ -11,6 +11,10 @@ import numpy as np
 from .exceptions import ValidationError
 
 
+#: The counters are signed 64-bit integers in every engine and checkpoint.
+COUNTER_MAX = 2**63 - 1
+
+
 @dataclass
 class RenewableHuberState:
     """Coefficients, information matrix and counters: all that survives a batch.
@@ -75,6 +79,15 @@ class RenewableHuberState:
             weight_sum=self.weight_sum,
         )
 
+    def require_room_for_batch(self, n_rows: int) -> None:
+        """Refuse a batch that would carry a counter past COUNTER_MAX (the
+        native engines' message, word for word)."""
+        if self.n_samples_seen > COUNTER_MAX - n_rows:
+            raise ValidationError(
+                f"state counters would overflow: n_samples_seen + {n_rows} rows exceeds {COUNTER_MAX}")
+        if self.batch_count >= COUNTER_MAX:
+            raise ValidationError(f"state counters would overflow: batch_count + 1 exceeds {COUNTER_MAX}")
+
     def copy(self) -> "RenewableHuberState":
         return self.with_arrays(self.coefficients.copy(), self.information.copy())
 
@@ -89,6 +102,9 @@ class RenewableHuberState:
             raise ValidationError("state information shape does not match feature metadata")
         if self.n_samples_seen < 0 or self.batch_count < 0 or self.n_features_in < 0:
             raise ValidationError("state counters must be non-negative")
+        for name in ("n_samples_seen", "batch_count", "n_features_in"):
+            if getattr(self, name) > COUNTER_MAX:
+                raise ValidationError(f"state {name} must be at most {COUNTER_MAX} (a signed 64-bit counter)")
         if not (math.isfinite(self.previous_lambda) and self.previous_lambda >= 0):
             raise ValidationError("state previous lambda must be finite and non-negative")
         if self.weight_sum is not None:

@@ -4,6 +4,8 @@ raises only if the code under test fails outside its documented errors:
 
 - checkpoint: ``RenewableHuberRegressor.load`` refuses with ValidationError
   or loads a model that predicts;
+- checkpoint_fields: a valid checkpoint's metadata fields set to values out
+  of their type's range, loaded and resumed on every CPU engine;
 - validation: ``partial_fit`` on arrays, lists and DataFrames of random
   shapes, dtypes and objects raises ValidationError or TypeError (the
   contract's two), NativeEngineError (the update could not be completed:
@@ -52,6 +54,95 @@ def one_checkpoint(data: bytes) -> None:
     prediction = model.predict(np.zeros((2, model.n_features_in_)))
     if prediction.shape != (2,):
         raise Unexpected(f"a loaded checkpoint predicted shape {prediction.shape}")
+
+
+# ---------------------------------------------------------------- checkpoint fields
+#: Where a checkpoint's metadata keeps its numbers, flags and names.
+FIELDS = (
+    "format_version", "n_samples_seen", "batch_count", "previous_lambda", "n_features_in", "fit_intercept",
+    "weight_sum", "feature_names_in", "config.tau", "config.max_iter", "config.n_jobs", "config.tol",
+    "config.ridge", "config.lambda_scale", "config.bandwidth_scale", "config.penalty", "config.dtype",
+    "config.fit_intercept", "config.backend", "config.device", "config.cuda_graphs",
+)
+#: Values outside each field's type or range: integers past int64 and int32,
+#: their edges, floats past float64 (JSON reads 1e309 as inf), wrong types.
+HOSTILE = (
+    2**70, 2**64, 2**63, 2**63 - 1, 2**63 - 2, -(2**63) - 1, 2**31, 2**31 - 1, -1, 0, 1, 3, 10**400,
+    1e308, 1e309, -1e309, 5e-324, 1.5, -0.0, True, False, None, "x", "", [], {}, ["a", "b", "c"], [1, 2, 3],
+)
+
+
+def _base_checkpoint() -> tuple[dict, np.ndarray, np.ndarray]:
+    if not hasattr(_base_checkpoint, "cached"):
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(40, 3))
+        model = RenewableHuberRegressor(backend="numpy").fit(X, X @ [1.0, -1.0, 0.5] + rng.standard_t(3, size=40))
+        path = model.save(os.path.join(_SCRATCH, "base.npz"))
+        with np.load(path) as archive:
+            import json
+
+            _base_checkpoint.cached = (json.loads(str(archive["metadata"])), archive["coefficients"],
+                                       archive["information"])
+    return _base_checkpoint.cached
+
+
+def one_checkpoint_fields(data: bytes) -> None:
+    """A valid checkpoint whose metadata fields the input replaces with
+    hostile values (byte-level mutation of a compressed archive rarely
+    reaches them), loaded on every CPU engine and resumed: a ValidationError
+    or NativeEngineError, or a model that predicts and absorbs a batch; never
+    the binding's TypeError (a counter of 2**70 reached nanobind) or an
+    overflowed counter."""
+    source = _Bytes(data)
+    replacements = [(source.pick(FIELDS), source.pick(HOSTILE)) for _ in range(1 + source.byte() % 3)]
+    resume_with_fields(replacements, seed=source.byte())
+
+
+def resume_with_fields(replacements: list, seed: int = 0) -> None:
+    """The base checkpoint with ``replacements`` ((field, value) pairs) in its
+    metadata, loaded and resumed as one_checkpoint_fields describes."""
+    import copy
+    import json
+
+    from renewable_huber.backends.registry import availability
+
+    metadata, coefficients, information = _base_checkpoint()
+    metadata = copy.deepcopy(metadata)
+    for field, value in replacements:
+        if field.startswith("config."):
+            metadata["config"][field[len("config."):]] = value
+        else:
+            metadata[field] = value
+    path = os.path.join(_SCRATCH, "fields.npz")
+    np.savez_compressed(path, coefficients=coefficients, information=information,
+                        metadata=np.array(json.dumps(metadata)))
+    X = np.random.default_rng(seed).normal(size=(8, 3))
+    for backend in ("numpy", "native_cpu"):
+        if not availability(backend)[0]:
+            continue
+        try:
+            model = RenewableHuberRegressor.load(path, backend=backend)
+        except ValidationError:
+            continue
+        except Exception as exc:
+            raise Unexpected(f"loading {replacements} raised {type(exc).__name__}: {exc}") from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if model.predict(X).shape != (8,):
+                raise Unexpected("a loaded checkpoint predicted the wrong shape")
+            before = model.state_dict()
+            try:
+                model.partial_fit(X, X @ [1.0, 2.0, 3.0])
+            except (ValidationError, NativeEngineError):
+                if model.state_dict()["batch_count"] != before["batch_count"]:
+                    raise Unexpected("a failed resume changed the model") from None
+                continue
+            except Exception as exc:
+                raise Unexpected(f"resuming {replacements} on {backend} raised {type(exc).__name__}: {exc}") from exc
+        state = model.state_dict()
+        if not (0 < state["batch_count"] <= 2**63 - 1 and 0 < state["n_samples_seen"] <= 2**63 - 1):
+            raise Unexpected(f"counters out of range after a resume on {backend}: {state['batch_count']}, "
+                             f"{state['n_samples_seen']}")
 
 
 # ---------------------------------------------------------------- validation
@@ -170,4 +261,5 @@ def one_reader(data: bytes) -> None:
         return
 
 
-HARNESSES = {"checkpoint": one_checkpoint, "validation": one_validation, "readers": one_reader}
+HARNESSES = {"checkpoint": one_checkpoint, "checkpoint_fields": one_checkpoint_fields, "validation": one_validation,
+             "readers": one_reader}

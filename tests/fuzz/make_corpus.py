@@ -44,6 +44,13 @@ def validation() -> None:
         (CORPUS / "validation" / f"seed{i:02d}.bin").write_bytes(bytes(rng.randrange(256) for _ in range(8 + 12 * i)))
 
 
+def checkpoint_fields() -> None:
+    rng = random.Random(1)
+    for i in range(12):
+        data = bytes(rng.randrange(256) for _ in range(8 + 4 * i))
+        (CORPUS / "checkpoint_fields" / f"seed{i:02d}.bin").write_bytes(data)
+
+
 def readers() -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -58,8 +65,9 @@ def readers() -> None:
 
 
 if __name__ == "__main__":
-    for folder in ("checkpoint", "validation", "readers"):
+    for folder in ("checkpoint", "checkpoint_fields", "validation", "readers"):
         (CORPUS / folder).mkdir(parents=True, exist_ok=True)
     checkpoints()
+    checkpoint_fields()
     validation()
     readers()

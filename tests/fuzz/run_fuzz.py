@@ -92,7 +92,7 @@ def main() -> int:
         atheris_worker(sys.argv[2], sys.argv[4:])
         return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("harness", nargs="*", default=["checkpoint", "validation", "readers"])
+    parser.add_argument("harness", nargs="*", default=["checkpoint", "checkpoint_fields", "validation", "readers"])
     parser.add_argument("--mode", choices=("auto", "atheris", "loop"), default="auto")
     parser.add_argument("--seconds", type=int, default=20, help="per harness, atheris mode")
     parser.add_argument("--iterations", type=int, default=2000, help="mutations per harness, loop mode")

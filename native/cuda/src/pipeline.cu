@@ -373,6 +373,7 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     if (config.fit_intercept != intercept_)
         throw Failure(core::Status::invalid_state, "state fit_intercept does not match the configuration");
     check_batch_description(batch, sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32, device_, p_, true);
+    core::check_room_for_batch(batch.rows, counters_);
     DeviceGuard guard(device_);
     update_syncs_ = 0;
     newton_graph_.new_batch();

@@ -53,6 +53,25 @@ TEST(Invariants, BatchShapeMustMatchTheState) {
     EXPECT_EQ(status_of([&] { check_batch_shape(5, 4, counters); }), Status::invalid_argument);
 }
 
+// A checkpoint can start a stream next to the counters' largest value; the
+// batch that would pass it is refused (it wrapped to a negative count).
+TEST(Invariants, ABatchThatWouldOverflowACounterIsRefused) {
+    constexpr std::int64_t largest = std::numeric_limits<std::int64_t>::max();
+    StateCounters counters{3, true, largest - 10, 5, 0.0, 1.0};
+    EXPECT_EQ(status_of([&] { check_batch_shape(10, 3, counters); }), Status::ok);
+    EXPECT_EQ(status_of([&] { check_batch_shape(11, 3, counters); }), Status::invalid_state);
+    counters.n_samples_seen = 0;
+    counters.batch_count = largest - 1;
+    EXPECT_EQ(status_of([&] { check_room_for_batch(1, counters); }), Status::ok);
+    counters.batch_count = largest;
+    try {
+        check_room_for_batch(1, counters);
+        FAIL() << "batch_count at its largest value";
+    } catch (const EngineError& error) {
+        EXPECT_STREQ(error.what(), "state counters would overflow: batch_count + 1 exceeds 9223372036854775807");
+    }
+}
+
 TEST(Invariants, NonFiniteAndNegativeInputsAreRejected) {
     std::vector<double> X{1, 2, 3, 4}, y{1, 2}, w{1, 1};
     BatchView<double> batch{X.data(), y.data(), w.data(), 2, 2};

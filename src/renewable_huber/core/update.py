@@ -96,6 +96,7 @@ def absorb_batch(
 ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
     """The transition over a batch's data terms (formed with ``schedules``'s
     bandwidth); ``state`` is not modified."""
+    state.require_room_for_batch(n_rows)
     mask = penalty_mask(ops, n_features, config.fit_intercept)
     weight_sum_after, lam = schedules.weight_sum_after, schedules.lambda_value
     theta_prev = ops.asarray(state.coefficients)
