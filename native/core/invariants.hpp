@@ -23,6 +23,17 @@ void check_batch_shape(std::int64_t rows, std::int64_t features, const StateCoun
 // checkpoint can start a stream next to it).
 void check_room_for_batch(std::int64_t rows, const StateCounters& counters);
 
+// The message of every engine whose Newton system overflowed (finite inputs
+// too large for T): word for word the Python layer's
+// exceptions.system_overflow_message, which raises NumericalOverflowError
+// for it whatever the engine.
+template <class T>
+std::string system_overflow_message() {
+    return std::string("the Newton system overflowed ") + (sizeof(T) == sizeof(double) ? "float64" : "float32") +
+           ": the batch's values are too large for this precision; scale X and y (for example, standardize each "
+           "column) and fit again";
+}
+
 // True when every value is finite (a portable loop; the CPU engine passes
 // its multiversioned test, cpu/platform/finite_scan.hpp, to the checks below).
 bool all_finite(const float* values, std::int64_t count) noexcept;

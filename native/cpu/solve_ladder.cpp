@@ -89,8 +89,7 @@ core::SolveRoute solve_minimum_norm(std::int64_t d, T* factor, const T* b, T* x,
     // LAPACK's SVD on inf/NaN may never return (found by the libFuzzer target
     // tests/fuzz/fuzz_cpu_update.cpp: extreme finite inputs overflow the system)
     if (!core::all_finite(factor, d * d) || !core::all_finite(b, d))
-        throw core::EngineError(core::Status::numerical_failure,
-                                "the Newton system is not finite (its values overflowed): it cannot be solved");
+        throw core::EngineError(core::Status::numerical_failure, core::system_overflow_message<T>());
     std::copy(b, b + d, x);
     const auto info = blas::least_squares_solve(static_cast<blas::index_t>(d), factor, x, rcond,
                                                 ws.singular_values.data(), ws.least_squares_work.data(),

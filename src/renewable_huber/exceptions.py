@@ -23,10 +23,31 @@ class ValidationError(RenewableHuberError, ValueError):
     """Bad input data, configuration, state or checkpoint."""
 
 
-class NativeEngineError(RenewableHuberError, RuntimeError):
-    """An engine (native CPU or CUDA, or the NumPy reference) could not complete
-    an update (e.g. an unsolvable Newton system: finite inputs so large that
-    it overflows). The model is unchanged."""
+class EngineError(RenewableHuberError, RuntimeError):
+    """An engine (the NumPy reference, a framework backend, the native CPU or
+    CUDA engine) could not complete an update. The model is unchanged."""
+
+
+#: The name EngineError had while only the native engines raised it; kept so
+#: ``except NativeEngineError`` goes on catching every engine failure.
+NativeEngineError = EngineError
+
+
+class NumericalOverflowError(EngineError, ArithmeticError):
+    """The batch's values, finite but huge, overflowed the model's precision
+    in the Newton system. Every engine raises it with the same message (what
+    overflowed, and to scale the data); the model is unchanged."""
+
+
+#: How that message begins, on every engine (native/core/invariants.hpp
+#: system_overflow_message says the same).
+SYSTEM_OVERFLOW_PREFIX = "the Newton system overflowed "
+
+
+def system_overflow_message(dtype_name: str) -> str:
+    """The message of a NumericalOverflowError for a model of ``dtype_name``."""
+    return (f"{SYSTEM_OVERFLOW_PREFIX}{dtype_name}: the batch's values are too large for this precision; "
+            "scale X and y (for example, standardize each column) and fit again")
 
 
 class BackendContractError(RenewableHuberError, TypeError):
@@ -53,5 +74,8 @@ __all__ = [
     "BackendUnavailableError",
     "ValidationError",
     "BackendContractError",
+    "EngineError",
+    "NativeEngineError",
+    "NumericalOverflowError",
     "ConvergenceWarning",
 ]

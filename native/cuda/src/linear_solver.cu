@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "core/invariants.hpp"
 #include "vendor_calls.cuh"
 
 namespace rh::cuda {
@@ -95,6 +97,16 @@ core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnH
                             flags);
     read_flags();
     if (host_flags->step_ok) return core::SolveRoute::least_squares;
+    // Why the last rung failed: a system that is not finite (finite inputs
+    // that overflowed it) gets every engine's message. A failure path: the
+    // copies and the synchronization cost nothing that matters.
+    std::vector<T> system(d * d + d);
+    RH_CUDA_CHECK(cudaMemcpyAsync(system.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToHost, stream));
+    RH_CUDA_CHECK(cudaMemcpyAsync(system.data() + d * d, g, sizeof(T) * d, cudaMemcpyDeviceToHost, stream));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ++*syncs;
+    if (!core::all_finite(system.data(), static_cast<std::int64_t>(system.size())))
+        throw Failure(core::Status::numerical_failure, core::system_overflow_message<T>());
     throw Failure(core::Status::numerical_failure,
                   "the Newton system could not be solved (SVD least squares did not converge, info " +
                       std::to_string(host_flags->info) + ")");

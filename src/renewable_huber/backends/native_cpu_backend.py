@@ -19,7 +19,14 @@ from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from ..core.partition_sums import PartitionSums, check_terms
-from ..exceptions import BackendUnavailableError, NativeEngineError, RenewableHuberError, ValidationError
+from ..exceptions import (
+    SYSTEM_OVERFLOW_PREFIX,
+    BackendUnavailableError,
+    NativeEngineError,
+    NumericalOverflowError,
+    RenewableHuberError,
+    ValidationError,
+)
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
 from .base import BackendCapabilities, HostStateBackend
@@ -65,6 +72,8 @@ def _translate(error: BaseException) -> RenewableHuberError:
     message, status = (error.args + ("", ""))[:2] if len(error.args) < 2 else error.args[:2]
     if status in _VALIDATION_STATUSES:
         return ValidationError(message)
+    if status == "numerical_failure" and message.startswith(SYSTEM_OVERFLOW_PREFIX):
+        return NumericalOverflowError(message)  # every engine's words (exceptions.system_overflow_message)
     return NativeEngineError(f"native_cpu engine failed ({status}): {message}")
 
 

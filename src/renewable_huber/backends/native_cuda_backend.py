@@ -26,9 +26,11 @@ from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from .. import device_arrays
 from ..exceptions import (
+    SYSTEM_OVERFLOW_PREFIX,
     BackendContractError,
     BackendUnavailableError,
     NativeEngineError,
+    NumericalOverflowError,
     RenewableHuberError,
     ValidationError,
 )
@@ -89,6 +91,8 @@ def _translate(error: BaseException) -> RenewableHuberError:
         return DeviceOutOfMemoryError(f"native_cuda engine failed (out_of_memory): {message}")
     if status == "unavailable":
         return BackendUnavailableError(f"backend='native_cuda' cannot run here: {message}")
+    if status == "numerical_failure" and message.startswith(SYSTEM_OVERFLOW_PREFIX):
+        return NumericalOverflowError(message)  # every engine's words (exceptions.system_overflow_message)
     return NativeEngineError(f"native_cuda engine failed ({status}): {message}")
 
 

@@ -10,7 +10,7 @@ from ..config import SolverConfig
 from ..core import NumpyOps, UpdateDiagnostics, renewable_update
 from ..core.data_terms import row_weights
 from ..core.partition_sums import PartitionSums, reference_partition_sums
-from ..exceptions import NativeEngineError
+from ..exceptions import EngineError
 from ..state import RenewableHuberState
 from .base import HostStateBackend
 
@@ -34,10 +34,8 @@ class NumpyBackend(HostStateBackend):
     ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
         try:
             return renewable_update(self._ops, state, X, y, sample_weight, config)
-        except np.linalg.LinAlgError as exc:
-            # the error native_cpu gives for the same batch (values so large
-            # that the Newton system overflows): found by the validation fuzzer
-            raise NativeEngineError(
+        except np.linalg.LinAlgError as exc:  # LAPACK's SVD did not converge on a finite system
+            raise EngineError(
                 f"numpy backend failed (numerical_failure): the Newton system could not be solved ({exc})"
             ) from None
 

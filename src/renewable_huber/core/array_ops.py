@@ -131,10 +131,7 @@ class NumpyOps:
         """The minimum-norm least-squares solution (SVD, gelsd), singular
         values below eps * d of the largest treated as zero, eps of the model
         dtype (numpy's rcond=None would take float64's for a float32 matrix,
-        which it solves in float64)."""
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-            # LAPACK's SVD on inf/NaN may never return (a hang found by the
-            # validation fuzzer: finite X values of 1e308 overflow the system)
-            raise np.linalg.LinAlgError("SVD did not converge in Linear Least Squares: the system is not finite")
+        which it solves in float64). The ladder (solve_ladder.py) passes only
+        finite systems: LAPACK's SVD on inf/NaN may never return."""
         rcond = singular_rcond_threshold(a.shape[0], self.dtype_name)
         return np.linalg.lstsq(a, b, rcond=rcond)[0].astype(a.dtype, copy=False)

@@ -9,11 +9,14 @@ for the Python engines (amendment 0002, "One solve ladder").
     minimum-norm least squares (SVD, singular values below eps * d of the
     largest treated as zero)                  otherwise
 
-The route is "lu" or "least_squares".
+The route is "lu" or "least_squares". A system that is not finite (finite
+inputs so large that they overflow it) reaches no SVD (LAPACK's may never
+return on one): NumericalOverflowError, with every engine's message.
 """
 
 from __future__ import annotations
 
+from ..exceptions import NumericalOverflowError, system_overflow_message
 from .array_ops import Array, ArrayOps
 from .solver_rules import regular_solve_allowed
 
@@ -28,4 +31,6 @@ def solve_with_fallback(ops: ArrayOps, a: Array, b: Array) -> tuple[Array, str]:
         x = ops.solve(a, b)
         if x is not None and ops.all_finite(x):
             return x, LU
+    if not (ops.all_finite(a) and ops.all_finite(b)):
+        raise NumericalOverflowError(system_overflow_message(ops.dtype_name))
     return ops.least_squares(a, b), LEAST_SQUARES
