@@ -91,6 +91,7 @@ public:
     }
 
     rh::core::StateCounters counters() { return from_abi(engine_.counters()); }
+    void revert() { engine_.revert(); }
 
     std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_host(
         HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
@@ -407,6 +408,7 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a)
         .def("copy_state", &Engine::copy_state, "coefficients"_a.noconvert(), "information"_a.noconvert())
         .def("counters", &Engine::counters)
+        .def("revert", &Engine::revert, "puts back the state the last successful update replaced (once)")
         .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
         .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,

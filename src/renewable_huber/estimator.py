@@ -307,27 +307,40 @@ class RenewableHuberRegressor:
         if auto_pending:
             backend, signature, auto_dispatch = self._choose_cpu_engine(params, X_array.shape[0], X_array.shape[1],
                                                                         self.__dict__.get("_stream"))
-        if stream is None:
-            state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
-            feature_names = names
-        else:
-            state, feature_names = stream.state, stream.feature_names
-        try:
-            next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
-        except Exception as exc:
-            if isinstance(exc, ValidationError) or not (auto_pending and backend.name != "numpy" and stream is None):
-                raise
-            # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
-            backend, signature = self._make_backend("numpy", dict(params, device="cpu"))
-            auto_dispatch = dict(auto_dispatch, backend="numpy", reason=f"native engine failed its first update ({exc}); using NumPy")
-            state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
-            next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
-        self._finish_update(_Stream(backend, signature, next_state, feature_names, diagnostics, auto_dispatch,
-                                    params["dtype"]), config, stacklevel=4)
+        committed = self.__dict__.get("_stream")
+        try:  # from the first touch of an engine to the commit: any failure (an interrupt too) rolls back
+            if stream is None:
+                state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
+                feature_names = names
+            else:
+                state, feature_names = stream.state, stream.feature_names
+            try:
+                next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
+            except Exception as exc:
+                if isinstance(exc, ValidationError) or not (auto_pending and backend.name != "numpy" and stream is None):
+                    raise
+                # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
+                backend, signature = self._make_backend("numpy", dict(params, device="cpu"))
+                auto_dispatch = dict(auto_dispatch, backend="numpy",
+                                     reason=f"native engine failed its first update ({exc}); using NumPy")
+                state = backend.empty_state(X_array.shape[1], params["fit_intercept"], params["dtype"])
+                next_state, diagnostics = backend.update(state, X_array, y_array, weights, config)
+            new_stream = _Stream(backend, signature, next_state, feature_names, diagnostics, auto_dispatch,
+                                 params["dtype"])
+            self._commit(new_stream)
+        except BaseException:
+            if committed is not None:
+                committed.backend.rollback(committed.state)
+            raise
+        backend.settle()
+        self._warn_if_not_converged(new_stream, config, stacklevel=4)
 
     def _finish_update(self, stream: _Stream, config: SolverConfig, stacklevel: int) -> None:
         """Install an update's stream; warn when its solver did not converge."""
         self._commit(stream)
+        self._warn_if_not_converged(stream, config, stacklevel + 1)
+
+    def _warn_if_not_converged(self, stream: _Stream, config: SolverConfig, stacklevel: int) -> None:
         diagnostics = stream.diagnostics
         if not diagnostics.converged:
             warnings.warn(
@@ -411,12 +424,12 @@ class RenewableHuberRegressor:
             fitted["auto_dispatch_"] = dict(stream.auto_dispatch)
         if stream.backend.capabilities.reports_cuda_features:
             fitted["cuda_features_"] = dict(stream.backend.cuda_features)
-        # Replace, then drop what the new stream lacks: a reader that does not
-        # take the lock sees the old or the new attribute, never none.
-        self.__dict__.update(fitted, _stream=stream)
-        for name in _FITTED_ATTRIBUTES:
-            if name not in fitted:
-                self.__dict__.pop(name, None)
+        # All attributes at once, in one assignment: an interrupt sees the
+        # old model or the new one, never a mix, and a reader that does not
+        # take the lock sees old or new attributes, never none.
+        attributes = {name: value for name, value in self.__dict__.items() if name not in _FITTED_ATTRIBUTES}
+        attributes.update(fitted, _stream=stream)
+        self.__dict__ = attributes
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 2
+#define RH_CUDA_ABI_VERSION_MINOR 3
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -239,6 +239,12 @@ RH_CUDA_API int32_t rh_cuda_engine_counters(rh_cuda_engine_t engine, rh_cuda_sta
 RH_CUDA_API int32_t rh_cuda_engine_update(rh_cuda_engine_t engine, const rh_cuda_batch* batch,
                                           const rh_cuda_solver_config* config, void* coefficients_out,
                                           rh_cuda_diagnostics* diagnostics);
+
+/* Puts back the state that the engine's last successful update replaced, so
+ * a caller that could not record that update (interrupted before its own
+ * commit) keeps its previous state. Valid once, and only until another
+ * update or restore is attempted: RH_CUDA_INVALID_STATE otherwise. (ABI 1.3) */
+RH_CUDA_API int32_t rh_cuda_engine_revert(rh_cuda_engine_t engine);
 
 /* Predictions X coef + intercept for a batch's X (y and weights unused):
  * host X into host out, or device X into device out (ordered after

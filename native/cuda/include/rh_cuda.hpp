@@ -91,6 +91,8 @@ public:
         check(rh_cuda_engine_update(handle_, &batch, &config, coefficients_out, &diagnostics));
         return diagnostics;
     }
+    void revert() { check(rh_cuda_engine_revert(handle_)); }
+    rh_cuda_engine_t handle() const noexcept { return handle_; }
     void predict(const rh_cuda_batch& batch, void* out) { check(rh_cuda_engine_predict(handle_, &batch, out)); }
     void synchronize() { check(rh_cuda_engine_synchronize(handle_)); }
     rh_cuda_features features() {

@@ -213,6 +213,10 @@ int32_t rh_cuda_engine_update(rh_cuda_engine_t handle, const rh_cuda_batch* batc
     });
 }
 
+int32_t rh_cuda_engine_revert(rh_cuda_engine_t handle) {
+    return engine_call(handle, [&](rh::cuda::Engine& engine) { engine.revert(); });
+}
+
 int32_t rh_cuda_engine_predict(rh_cuda_engine_t handle, const rh_cuda_batch* batch, void* out) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
         check_struct(batch, "batch");

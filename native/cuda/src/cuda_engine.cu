@@ -95,6 +95,7 @@ void CudaEngine<T>::restore_state(const rh_cuda_host_state& state) {
                                   counters};
     core::check_state_values(view);
     DeviceGuard guard(device_);
+    revertible_ = false;
     RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta_current.data(), state.coefficients, sizeof(T) * d_,
                                   cudaMemcpyHostToDevice, stream_));
     RH_CUDA_CHECK(cudaMemcpyAsync(ws_.J_current.data(), state.information, sizeof(T) * d_ * d_,
@@ -121,6 +122,19 @@ void CudaEngine<T>::copy_state(rh_cuda_host_state& state) {
 template <class T>
 rh_cuda_state_counters CudaEngine<T>::counters() const {
     return to_abi(counters_);
+}
+
+template <class T>
+void CudaEngine<T>::revert() {
+    if (!revertible_)
+        throw Failure(core::Status::invalid_state,
+                      "no update to revert: the engine's state is not the one an update just committed");
+    // The commit's swaps, undone: the previous state never left the staged buffers.
+    ws_.theta_current.swap(ws_.theta_next);
+    ws_.J_current.swap(ws_.J_next);
+    host_theta_.swap(host_theta_next_);
+    counters_ = previous_counters_;
+    revertible_ = false;
 }
 
 template <class T>

@@ -39,6 +39,7 @@ public:
     void predict(const rh_cuda_batch& batch, void* out) override;
     void synchronize() override;
     rh_cuda_features features() const override;
+    void revert() override;
 
 private:
     struct SolveOutcome {
@@ -108,6 +109,11 @@ private:
     Workspace<T> ws_;
     LinearSolver<T> solver_;
     core::StateCounters counters_;
+    // The state the last update replaced, kept in the staged buffers (the
+    // commit swaps them) until the next update stages into them: revert()
+    // puts it back while `revertible_`.
+    core::StateCounters previous_counters_;
+    bool revertible_ = false;
     std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host
     std::vector<T> host_theta_next_;  // the staged ones, read back before the commit
     PinnedArray<IterationFlags> host_flags_{1};

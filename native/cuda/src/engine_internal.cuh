@@ -146,6 +146,9 @@ public:
     virtual void predict(const rh_cuda_batch& batch, void* out) = 0;
     virtual void synchronize() = 0;
     virtual rh_cuda_features features() const = 0;
+    // Puts back the state the last successful update replaced (once, and only
+    // until another update or restore is attempted).
+    virtual void revert() = 0;
     int device() const noexcept { return device_; }
 
     // The message of the engine's last failure (rh_cuda_engine_last_error).

@@ -375,6 +375,7 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     check_batch_description(batch, sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32, device_, p_, true);
     core::check_room_for_batch(batch.rows, counters_);
     DeviceGuard guard(device_);
+    revertible_ = false;  // the staged buffers, which hold the previous state, are written from here on
     update_syncs_ = 0;
     newton_graph_.new_batch();
     lamm_graph_.new_batch();
@@ -437,7 +438,9 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
     host_theta_.swap(host_theta_next_);
+    previous_counters_ = counters_;
     counters_ = core::next_counters(counters_, staged.rows, lambda_value, weight_sum_after);
+    revertible_ = true;
     ++updates_;
     host_syncs_ += update_syncs_;
     if (coefficients_out != nullptr) std::copy(host_theta_.begin(), host_theta_.end(), static_cast<T*>(coefficients_out));

@@ -4,6 +4,7 @@
 // With a device, engine lifecycle basics.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <latch>
 #include <string>
@@ -141,4 +142,93 @@ TEST(CudaAbi, WithADeviceAnEngineReportsItself) {
     const auto counters = engine.counters();
     EXPECT_EQ(counters.n_features_in, 3);
     EXPECT_EQ(counters.batch_count, 0);
+}
+
+namespace {
+
+// A host batch of `rows` rows of y = x0 - 2 x1 + 0.5 x2 + 0.3 (+ an outlier
+// per 50 rows): the arrays live as long as the struct is used.
+struct HostBatch {
+    std::vector<double> X, y;
+    rh_cuda_batch batch = make<rh_cuda_batch>();
+    HostBatch(int rows, double shift) : X(static_cast<std::size_t>(rows) * 3), y(static_cast<std::size_t>(rows)) {
+        for (int i = 0; i < rows; ++i) {
+            for (int j = 0; j < 3; ++j) X[i * 3 + j] = std::sin(0.37 * i + 1.3 * j + shift);
+            y[i] = X[i * 3] - 2 * X[i * 3 + 1] + 0.5 * X[i * 3 + 2] + 0.3 + (i % 50 == 0 ? 40.0 : 0.0);
+        }
+        batch.memory = RH_CUDA_MEMORY_HOST;
+        batch.dtype = RH_CUDA_FLOAT64;
+        batch.rows = rows;
+        batch.features = 3;
+        batch.X = X.data();
+        batch.y = y.data();
+    }
+};
+
+rh_cuda_solver_config solver_config() {
+    auto c = make<rh_cuda_solver_config>();
+    c.tau = 1.345;
+    c.lambda_scale = 1.0;
+    c.bandwidth_scale = 1.0;
+    c.tol = 1e-6;
+    c.ridge = 1e-8;
+    c.penalty = RH_CUDA_PENALTY_NONE;
+    c.max_iter = 50;
+    c.fit_intercept = 1;
+    return c;
+}
+
+struct HostCopy {
+    std::vector<double> coefficients = std::vector<double>(4), information = std::vector<double>(16);
+    rh_cuda_state_counters counters{};
+};
+
+HostCopy copy_of(rh::cuda_abi::Engine& engine) {
+    HostCopy out;
+    auto state = make<rh_cuda_host_state>();
+    state.coefficients = out.coefficients.data();
+    state.information = out.information.data();
+    state.n_parameters = 4;
+    engine.copy_state(state);
+    out.counters = state.counters;
+    return out;
+}
+
+}  // namespace
+
+// rh_cuda_engine_revert (ABI 1.3): the state an update replaced comes back,
+// bit for bit, once; not after a failed update (it staged over it) or a
+// restore, and not twice.
+TEST(CudaAbi, WithADeviceRevertPutsBackWhatTheLastUpdateReplaced) {
+    if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    rh::cuda_abi::Engine engine(options());
+    const auto config = solver_config();
+    EXPECT_EQ(rh_cuda_engine_revert(engine.handle()), RH_CUDA_INVALID_STATE);  // nothing committed yet
+    HostBatch first(400, 0.0), second(300, 0.5);
+    engine.update(first.batch, config, nullptr);
+    const HostCopy after_first = copy_of(engine);
+    engine.update(second.batch, config, nullptr);
+    EXPECT_EQ(engine.counters().batch_count, 2);
+    ASSERT_EQ(rh_cuda_engine_revert(engine.handle()), RH_CUDA_OK);
+    const HostCopy reverted = copy_of(engine);
+    EXPECT_EQ(reverted.coefficients, after_first.coefficients);
+    EXPECT_EQ(reverted.information, after_first.information);
+    EXPECT_EQ(reverted.counters.batch_count, 1);
+    EXPECT_EQ(reverted.counters.n_samples_seen, 400);
+    EXPECT_EQ(rh_cuda_engine_revert(engine.handle()), RH_CUDA_INVALID_STATE);  // once
+    // The stream goes on from the reverted state with the bits it had.
+    engine.update(second.batch, config, nullptr);
+    const HostCopy again = copy_of(engine);
+    engine.revert();
+    engine.update(second.batch, config, nullptr);
+    EXPECT_EQ(copy_of(engine).information, again.information);
+    // A failed update stages over the kept state: no revert after it.
+    HostBatch bad(10, 0.0);
+    bad.y[3] = std::nan("");
+    EXPECT_EQ(rh_cuda_engine_update(engine.handle(), &bad.batch, &config, nullptr, nullptr), RH_CUDA_INVALID_ARGUMENT);
+    auto diagnostics = make<rh_cuda_diagnostics>();
+    EXPECT_EQ(rh_cuda_engine_update(engine.handle(), &bad.batch, &config, nullptr, &diagnostics),
+              RH_CUDA_NON_FINITE_INPUT);
+    EXPECT_EQ(rh_cuda_engine_revert(engine.handle()), RH_CUDA_INVALID_STATE);
+    EXPECT_EQ(copy_of(engine).information, again.information);  // the failure changed nothing
 }

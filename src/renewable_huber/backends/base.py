@@ -3,6 +3,9 @@
 A backend receives host or device arrays already validated and cast to the
 model dtype, and returns a *new* state (the old one is never modified), so
 the estimator can commit the result only after the whole update succeeded.
+An engine that keeps its state itself (native_cuda: on the device) cannot
+leave the old state untouched; it instead puts it back when the estimator
+calls ``rollback`` after a call that failed before its commit.
 What a backend does beyond the required methods is stated in its
 ``capabilities``; the estimator reads those, it never probes attributes.
 """
@@ -94,8 +97,30 @@ class Backend(Protocol):
         """An independent host NumPy copy of a backend state."""
         ...
 
+    def rollback(self, state: Optional[RenewableHuberState]) -> None:
+        """A call failed (any exception, KeyboardInterrupt too) after it may
+        have changed what the engine holds and before the model committed:
+        make ``state``, the model's committed state on this backend (None:
+        none), the engine's again."""
+        ...
 
-class HostStateBackend:
+    def settle(self) -> None:
+        """The model committed: what ``rollback`` would have needed may go."""
+        ...
+
+
+class ValueStates:
+    """For backends whose states are values (a new state per update, the old
+    one untouched): nothing to roll back."""
+
+    def rollback(self, state: Optional[RenewableHuberState]) -> None:
+        pass
+
+    def settle(self) -> None:
+        pass
+
+
+class HostStateBackend(ValueStates):
     """For engines whose state lives in host NumPy arrays: transfers are copies."""
 
     capabilities = BackendCapabilities()

@@ -23,10 +23,10 @@ from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
 from ..validation import validate_sample_weight, validate_vector, validate_X
 from . import framework_inputs
-from .base import BackendCapabilities
+from .base import BackendCapabilities, ValueStates
 
 
-class FrameworkBackend:
+class FrameworkBackend(ValueStates):
     """The Backend protocol (base.py) over ``ops``, one of core/ops/'s ops."""
 
     name: str

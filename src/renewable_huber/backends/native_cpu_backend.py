@@ -33,7 +33,7 @@ from .base import BackendCapabilities, HostStateBackend
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 3
+SUPPORTED_ABI_VERSION = 4
 
 try:
     import _renewable_huber_native_cpu as _native

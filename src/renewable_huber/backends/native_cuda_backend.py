@@ -9,7 +9,11 @@ coefficients (returned with every update at no extra synchronization) and a
 ``ResidentInformation`` token for the information matrix, which is copied to
 the host only on demand (``state_``, ``state_dict()``, ``save()``). An engine
 update stages its results and commits them only on success, so a failed
-update leaves the state on the device as it was.
+update leaves the state on the device as it was. What a call changes in the
+engine before the model commits (a new stream's upload over a model's state,
+an update the model never recorded because the call was interrupted) is
+undone by ``rollback``: the engine reverts its last update, or gets back the
+host copy or the engine object kept for it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from .base import BackendCapabilities
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
 #: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 3
+SUPPORTED_ABI_VERSION = 4
 #: the CUDA C ABI's major version this adapter was written for (rh_cuda.h)
 SUPPORTED_CUDA_ABI_MAJOR = 1
 
@@ -111,6 +115,9 @@ def runtime_info() -> dict[str, Any]:
 
 
 _engine_ids = itertools.count(1)
+#: every state an engine commits gets its own version, never reused (a
+#: state that a rollback abandoned can never pass for a current one)
+_versions = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,17 @@ class ResidentInformation:
     engine_id: int
     version: int
     shape: tuple[int, int]
+
+
+@dataclass
+class _Undo:
+    """What ``rollback`` needs to give back the state (``version``) that an
+    upload replaced: the engine that held it, when the upload needed an
+    engine of another shape, else a host copy of it."""
+
+    version: int
+    engine: Optional[tuple[Any, tuple[int, bool], int]] = None  # (engine, shape, engine id)
+    snapshot: Optional[tuple[np.ndarray, np.ndarray, Any]] = None  # (coefficients, information, counters)
 
 
 #: RH_CUDA_SOLVER's values, in the order of the ABI's RH_CUDA_SOLVER_* constants.
@@ -173,7 +191,8 @@ class NativeCudaBackend:
         self._engine: Any = None
         self._engine_id = 0
         self._shape: Optional[tuple[int, bool]] = None
-        self._version = 0
+        self._version = 0  # of the engine's committed state; 0: none yet
+        self._undo: Optional[_Undo] = None
         #: the engine's diagnostics of the last update (host synchronizations included), or None
         self.last_native_diagnostics: Any = None
 
@@ -212,16 +231,60 @@ class NativeCudaBackend:
         return np.ascontiguousarray(array, dtype=self.dtype)
 
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
-        """Upload a host state: the engine's state becomes it."""
-        engine = self._engine_for(state.n_features_in, state.fit_intercept)
+        """Upload a host state: the engine's state becomes it. A state the
+        engine held (a model's, committed) stays recoverable by ``rollback``
+        until ``settle``."""
         coefficients = np.array(state.coefficients, dtype=self.dtype)
         information = self._host_array(state.information)
+        if self._version:
+            self._undo = self._undo_for((int(state.n_features_in), bool(state.fit_intercept)))
+        engine = self._engine_for(state.n_features_in, state.fit_intercept)
         try:
             engine.restore(coefficients, information, self._counters(state))
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        self._version += 1
+        self._version = next(_versions)
         return self._resident(state.with_arrays(coefficients, None))
+
+    def _undo_for(self, shape: tuple[int, bool]) -> _Undo:
+        """How to give back the engine's committed state once an upload of
+        ``shape`` has replaced it."""
+        if self._shape != shape:  # a new engine will hold the upload; this one keeps its state
+            return _Undo(self._version, engine=(self._engine, self._shape, self._engine_id))
+        d = self._shape[0] + int(self._shape[1])
+        coefficients, information = np.empty(d, dtype=self.dtype), np.empty((d, d), dtype=self.dtype)
+        try:
+            counters = self._engine.copy_state(coefficients, information)
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        return _Undo(self._version, snapshot=(coefficients, information, counters))
+
+    def rollback(self, state: Optional[RenewableHuberState]) -> None:
+        """Make ``state`` (the model's committed state) the engine's again:
+        bring back the engine or the host copy an upload replaced, or revert
+        an update the engine committed and the model never recorded (the
+        call was interrupted between the two)."""
+        undo, self._undo = self._undo, None
+        if state is None or not isinstance(state.information, ResidentInformation):
+            return
+        token = state.information
+        if undo is not None and undo.version == token.version:
+            if undo.engine is not None:
+                self._engine, self._shape, self._engine_id = undo.engine
+            else:
+                coefficients, information, counters = undo.snapshot
+                self._engine.restore(coefficients, information, counters)
+            self._version = token.version
+            return
+        if token.engine_id != self._engine_id:
+            return
+        if int(self._engine.counters().batch_count) != int(state.batch_count):
+            self._engine.revert()
+        self._version = token.version
+
+    def settle(self) -> None:
+        """The model committed: the replaced engine or host copy may go."""
+        self._undo = None
 
     def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
         return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
@@ -301,7 +364,7 @@ class NativeCudaBackend:
             raise _translate(exc) from None
         except _native.DlpackContractError as exc:
             raise BackendContractError(str(exc)) from None
-        self._version += 1
+        self._version = next(_versions)
         self.last_native_diagnostics = native
         next_state = RenewableHuberState(
             coefficients=coefficients,

@@ -1,0 +1,113 @@
+"""A host stand-in for the CUDA engine (``_renewable_huber_native_cuda.Engine``),
+so CI, which has no GPU, runs the native_cuda backend's Python layer: its
+state bookkeeping, uploads, rollback and error translation.
+
+The stand-in keeps the engine's state semantics (native/cuda/src/pipeline.cu
+and cuda_engine.cu): the state lives in the engine; an update checks X, y and
+the weights first, stages its result and commits it only on success; the
+commit keeps the replaced state until the next update or restore begins, and
+``revert()`` puts it back once; ``restore()`` overwrites the state in place.
+Each update is computed by the NumPy reference, and failures cross as the
+binding's ``EngineError(message, status)``. What it cannot stand for (device
+memory, kernels, DLPack) the GPU tests cover.
+
+    with host_cuda_engine.installed(monkeypatch): ...   # backend="native_cuda", device="cuda" now runs here
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Any, Optional
+
+import numpy as np
+
+from renewable_huber.config import SolverConfig
+from renewable_huber.core import NumpyOps, renewable_update
+from renewable_huber.exceptions import NumericalOverflowError, RenewableHuberError, ValidationError
+from renewable_huber.state import RenewableHuberState
+
+native = __import__("pytest").importorskip("_renewable_huber_native_cuda")
+
+
+class HostCudaEngine:
+    """Stands for ``_native.Engine`` (one dtype, one parameter count)."""
+
+    def __init__(self, device: int, dtype: str, n_features: int, fit_intercept: bool, *args: Any,
+                 solver_choice: int = 0) -> None:
+        self.dtype = np.dtype(dtype)
+        self.n_features, self.fit_intercept = int(n_features), bool(fit_intercept)
+        self.stream = 0
+        self._state = RenewableHuberState.empty(self.n_features, self.fit_intercept, self.dtype.name)
+        self._previous: Optional[RenewableHuberState] = None
+        self._revertible = False
+        self.updates = 0
+
+    # ------------------------------------------------------------------ state
+    def restore(self, coefficients: np.ndarray, information: np.ndarray, counters: Any) -> None:
+        self._revertible = False
+        self._state = RenewableHuberState(
+            coefficients=np.array(coefficients, dtype=self.dtype), information=np.array(information, dtype=self.dtype),
+            n_samples_seen=int(counters.n_samples_seen), batch_count=int(counters.batch_count),
+            previous_lambda=float(counters.previous_lambda), n_features_in=self.n_features,
+            fit_intercept=self.fit_intercept, weight_sum=float(counters.weight_sum))
+
+    def copy_state(self, coefficients: np.ndarray, information: np.ndarray) -> Any:
+        coefficients[...] = self._state.coefficients
+        information[...] = self._state.information
+        return self.counters()
+
+    def counters(self) -> Any:
+        s = self._state
+        return native.StateCounters(n_features_in=s.n_features_in, fit_intercept=s.fit_intercept,
+                                    n_samples_seen=s.n_samples_seen, batch_count=s.batch_count,
+                                    previous_lambda=s.previous_lambda, weight_sum=s.effective_weight)
+
+    def revert(self) -> None:
+        if not self._revertible:
+            raise native.EngineError(
+                "no update to revert: the engine's state is not the one an update just committed", "invalid_state")
+        self._state, self._revertible = self._previous, False
+
+    # ------------------------------------------------------------------ batches
+    def update_host(self, X: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray], config: SolverConfig,
+                    coefficients_out: np.ndarray) -> tuple[Any, Any]:
+        self._revertible = False  # staging overwrites the replaced state kept for revert()
+        for name, values in (("X", X), ("y", y), ("sample_weight", sample_weight)):
+            if values is not None and not np.all(np.isfinite(values)):
+                raise native.EngineError(f"{name} must not contain NaN or infinite values", "non_finite_input")
+        try:
+            state, diagnostics = renewable_update(NumpyOps(self.dtype), self._state, X, y, sample_weight, config)
+        except ValidationError as exc:
+            raise native.EngineError(str(exc), "invalid_state") from None
+        except NumericalOverflowError as exc:
+            raise native.EngineError(str(exc), "numerical_failure") from None
+        except RenewableHuberError as exc:
+            raise native.EngineError(str(exc), "internal_error") from None
+        self._previous, self._state, self._revertible = self._state, state, True
+        self.updates += 1
+        coefficients_out[...] = state.coefficients
+        return types.SimpleNamespace(
+            iterations=diagnostics.iterations, converged=diagnostics.converged, objective=diagnostics.objective,
+            lambda_value=diagnostics.lambda_value, bandwidth=diagnostics.bandwidth,
+            used_least_squares_fallback=diagnostics.used_regularized_fallback,
+            solve_route=diagnostics.solve_route, stop_reason=diagnostics.stop_reason), self.counters()
+
+    def predict_host(self, X: np.ndarray, out: np.ndarray) -> None:
+        coefficients = self._state.coefficients
+        out[...] = X @ coefficients[: self.n_features] + (coefficients[-1] if self.fit_intercept else 0)
+
+    def features(self) -> dict:
+        return {"stream": self.stream, "updates": self.updates, "host_stand_in": True}
+
+
+@contextlib.contextmanager
+def installed(monkeypatch):
+    """``backend="native_cuda"`` on this machine's CPU, over HostCudaEngine."""
+    from renewable_huber.backends import native_cuda_backend as backend_module
+
+    monkeypatch.setattr(backend_module, "runtime_info",
+                        lambda: {"device_count": 1, "runtime_version": 13000, "driver_version": 13000})
+    monkeypatch.setattr(backend_module._native, "Engine", HostCudaEngine)
+    monkeypatch.setattr(backend_module.NativeCudaBackend, "_native_config", staticmethod(lambda config: config))
+    yield
