@@ -14,15 +14,27 @@ CUDA_CMAKE := $(if $(NVCC),-DRH_BUILD_CUDA=ON -DCMAKE_CUDA_COMPILER=$(NVCC),-DRH
 CTEST_BUILD := native/build
 JOBS ?= 2
 
-.PHONY: run test setup native-ctest native-asan fuzz fuzz-native dist dist-check clean
+.PHONY: run test setup native-ctest native-asan repeat-threads fuzz fuzz-native dist dist-check clean
 
 run: setup
 	$(VENV)/bin/renewable-huber demo
 
-test: setup native-ctest native-asan
+test: setup native-ctest native-asan repeat-threads
 	$(VPY) -m pytest
 	$(MAKE) fuzz
 	$(MAKE) fuzz-native
+
+# The tests that threads, their scheduling or allocation counts could make
+# flaky, run again and again (C++: plain and under the sanitizers; Python:
+# the model lock, the engine's threads, the GIL), so a test that fails one
+# time in eight fails here instead of at random in a later landing.
+THREAD_CTESTS := WorkerPool|SteadyState|Thread|Lease|StaggeredAllocator|OwnFailure
+THREAD_PYTESTS := tests/backends/test_native_cpu_threads.py tests/test_model_lock.py tests/backends/test_native_cpu.py
+REPEAT ?= 20
+repeat-threads: native-ctest native-asan
+	ctest --test-dir $(CTEST_BUILD) --repeat until-fail:$(REPEAT) -R '$(THREAD_CTESTS)' --output-on-failure
+	ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --test-dir $(ASAN_BUILD) --repeat until-fail:10 -R '$(THREAD_CTESTS)' --output-on-failure
+	for round in 1 2 3 4 5; do $(VPY) -m pytest -q -p no:cacheprovider $(THREAD_PYTESTS) -k "threads or lock or gil or thread" || exit 1; done
 
 # The C++ unit tests (core and CPU engine) once more, built with
 # AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal
