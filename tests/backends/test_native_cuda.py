@@ -170,6 +170,48 @@ def test_steady_state_allocates_nothing_on_the_device(penalty):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_revert_puts_back_what_the_last_update_replaced(dtype):
+    """rh_cuda_engine_revert (C ABI 1.3) through the binding: the replaced
+    state comes back bit for bit, once, and not after a failed update."""
+    native = adapter._native
+    engine = native.Engine(0, dtype, 3, True, False, False)
+    cfg = adapter.NativeCudaBackend._native_config(config("none"))
+    out = np.empty(4, dtype=dtype)
+
+    def copy():
+        coefficients, information = np.empty(4, dtype), np.empty((4, 4), dtype)
+        counters = engine.copy_state(coefficients, information)
+        return coefficients, information, int(counters.batch_count), int(counters.n_samples_seen)
+
+    with pytest.raises(native.EngineError):
+        engine.revert()  # nothing committed yet
+    X1, y1 = (a.astype(dtype) for a in linear(500, 3, 1))
+    X2, y2 = (a.astype(dtype) for a in linear(300, 3, 2))
+    engine.update_host(X1, y1, None, cfg, out)
+    first = copy()
+    engine.update_host(X2, y2, None, cfg, out)
+    second = copy()
+    engine.revert()
+    back = copy()
+    for a, b in zip(back, first):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(native.EngineError, match="no update to revert"):
+        engine.revert()
+    engine.update_host(X2, y2, None, cfg, out)
+    for a, b in zip(copy(), second):
+        np.testing.assert_array_equal(a, b)
+    y_bad = y2.copy()
+    y_bad[5] = np.nan
+    with pytest.raises(native.EngineError):
+        engine.update_host(X2, y_bad, None, cfg, out)
+    with pytest.raises(native.EngineError, match="no update to revert"):
+        engine.revert()
+    for a, b in zip(copy(), second):
+        np.testing.assert_array_equal(a, b)
+
+
+@gpu
 @pytest.mark.parametrize("method", ["partial_fit", "fit"])
 def test_out_of_memory_leaves_the_model_usable(method):
     """A batch too large for what is left of the device's memory fails
