@@ -109,5 +109,5 @@ def installed(monkeypatch):
     monkeypatch.setattr(backend_module, "runtime_info",
                         lambda: {"device_count": 1, "runtime_version": 13000, "driver_version": 13000})
     monkeypatch.setattr(backend_module._native, "Engine", HostCudaEngine)
-    monkeypatch.setattr(backend_module.NativeCudaBackend, "_native_config", staticmethod(lambda config: config))
+    monkeypatch.setattr(backend_module._native, "SolverConfig", lambda **fields: SolverConfig(**fields))
     yield

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from renewable_huber import RenewableHuberRegressor
-from renewable_huber import estimator as estimator_module
+from renewable_huber import device_arrays as device_arrays_module
+from renewable_huber import engine_choice
 from renewable_huber.backends.base import BackendCapabilities
 from renewable_huber.backends.numpy_backend import NumpyBackend
 from renewable_huber.device_arrays import (
@@ -70,10 +71,10 @@ class DeviceBackend(NumpyBackend):
 @pytest.fixture
 def device_model(monkeypatch):
     backend = DeviceBackend()
-    real = estimator_module.create_backend
-    monkeypatch.setattr(estimator_module, "create_backend",
+    real = engine_choice.create_backend
+    monkeypatch.setattr(engine_choice, "create_backend",
                         lambda name, *args, **kwargs: backend if name == "native_cuda" else real(name, *args, **kwargs))
-    monkeypatch.setattr(estimator_module.device_arrays, "require_finite", lambda value, name: None)
+    monkeypatch.setattr(device_arrays_module, "require_finite", lambda value, name: None)
     return RenewableHuberRegressor(backend="native_cuda", device="cuda"), backend
 
 

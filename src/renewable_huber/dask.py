@@ -46,7 +46,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -54,7 +54,8 @@ import numpy as np
 from .core.array_ops import NumpyOps
 from .core.partition_sums import PartitionSums, add_partition_sums, partitioned_update
 from .exceptions import BackendUnavailableError, ValidationError
-from .model_lock import LOCK_ATTRIBUTE, model_lock
+from .config import SolverConfig
+from .stream import Stream
 from .validation import ALL_ZERO_WEIGHTS_MESSAGE, validate_sample_weight, validate_vector, validate_X
 
 INSTALL_HINT = "pip install 'renewable-huber[dask]'"
@@ -67,14 +68,28 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise BackendUnavailableError(f"renewable_huber.dask needs Dask. Install it with: {INSTALL_HINT} ({exc})") from exc
 
 
-def _absorb(model: Any, X: Any, y: Any, sample_weight: Any) -> Any:
-    """One partition into a copy of the model (the task's output is a new
-    model; its input stays as it was, for a retry). An empty partition (a
-    filtered frame's) is skipped."""
+@dataclass(frozen=True)
+class _Model:
+    """What a partition's task needs of the model: its parameters, solver
+    configuration and class name (its stream travels beside it)."""
+
+    params: dict
+    config: SolverConfig
+    name: str
+
+
+def _absorb(stream: Optional[Stream], model: _Model, X: Any, y: Any, sample_weight: Any) -> Optional[Stream]:
+    """One partition absorbed as partial_fit absorbs a batch, into a copy of
+    the stream (the task's output is a new stream; its input stays as it was,
+    for a retry). An empty partition (a filtered frame's) is skipped."""
     if len(X) == 0:
-        return model
-    model = copy.deepcopy(model)
-    return model.partial_fit(X, y, sample_weight)
+        return stream
+    if stream is None:
+        stream = Stream.begin(model.params, model.config, X, y, sample_weight, model.name)
+    else:
+        stream = copy.deepcopy(stream).then(model.params, model.config, X, y, sample_weight, model.name)
+    stream.warn_if_not_converged(model.name, model.config, stacklevel=1)
+    return stream
 
 
 def _frame_batch(frame: Any, target: str, weight: Optional[str]) -> tuple[Any, Any, Any]:
@@ -85,8 +100,9 @@ def _frame_batch(frame: Any, target: str, weight: Optional[str]) -> tuple[Any, A
     return features, frame[target], None if weight is None else frame[weight]
 
 
-def _absorb_frame(model: Any, frame: Any, target: str, weight: Optional[str]) -> Any:
-    return _absorb(model, *_frame_batch(frame, target, weight))
+def _absorb_frame(stream: Optional[Stream], model: _Model, frame: Any, target: str,
+                  weight: Optional[str]) -> Optional[Stream]:
+    return _absorb(stream, model, *_frame_batch(frame, target, weight))
 
 
 def partitions(X: Any, y: Any = None, *, target: Optional[str] = None, sample_weight: Any = None,
@@ -132,15 +148,17 @@ def fit_stream(model: Any, X: Any, y: Any = None, *, target: Optional[str] = Non
     frame = isinstance(X, dd.DataFrame)
     if client is None:
         client = _current_client()
-    # The model's lock (model_lock.py) is held for the whole stream: a
+
+    def step(current: Optional[Stream], params: Any, config: SolverConfig) -> Optional[Stream]:
+        task = _Model(dict(params), config, type(model).__name__)
+        if client is not None:
+            return _fit_distributed(current, task, batches, frame, target, weight, client, window)
+        return _fit_local(current, task, batches, frame, target, weight)
+
+    # The model's lock is held for the whole stream (advance takes it): a
     # partial_fit from another thread waits instead of being overwritten by
-    # the commit below, and the fitted copy's own lock is not taken over.
-    with model_lock(model):
-        fitted = (_fit_distributed(model, batches, frame, target, weight, client, window) if client is not None
-                  else _fit_local(model, batches, frame, target, weight))
-        # the caller's object becomes the fitted model, in one step
-        model.__dict__.update({name: value for name, value in fitted.__dict__.items() if name != LOCK_ATTRIBUTE})
-    return model
+    # the commit. Each partition's task has warned about its own convergence.
+    return model.advance(step, warn=False)
 
 
 def _current_client() -> Any:
@@ -154,32 +172,32 @@ def _current_client() -> Any:
         return None
 
 
-def _fit_local(model: Any, batches: list[tuple], frame: bool, target: Optional[str], weight: Optional[str]) -> Any:
-    current = copy.deepcopy(model)
+def _fit_local(current: Optional[Stream], model: _Model, batches: list[tuple], frame: bool, target: Optional[str],
+               weight: Optional[str]) -> Optional[Stream]:
     for batch in batches:
         values = dask.compute(*batch)
-        current = _absorb_frame(current, values[0], target, weight) if frame else _absorb(current, *values)
+        current = (_absorb_frame(current, model, values[0], target, weight) if frame
+                   else _absorb(current, model, *values))
     return current
 
 
-def _fit_distributed(model: Any, batches: list[tuple], frame: bool, target: Optional[str], weight: Optional[str],
-                     client: Any, window: int) -> Any:
+def _fit_distributed(current: Optional[Stream], model: _Model, batches: list[tuple], frame: bool,
+                     target: Optional[str], weight: Optional[str], client: Any, window: int) -> Optional[Stream]:
     """Each update waits for the one before (the chain is serial) and its
     result, the small model, comes back to the client; the partitions load
     ``window`` ahead on the workers. The client holds every future it still
     needs, so a task lost with its worker (a partition's loading, an update)
     is recomputed by Dask from inputs it still knows."""
     loaded: dict[int, list] = {}
-    current = model
     for index in range(len(batches)):
         for ahead in range(index, min(index + window + 1, len(batches))):
             if ahead not in loaded:
                 loaded[ahead] = [None if part is None else client.compute(part) for part in batches[ahead]]
         parts = loaded.pop(index)
         if frame:
-            update = client.submit(_absorb_frame, current, parts[0], target, weight, pure=False)
+            update = client.submit(_absorb_frame, current, model, parts[0], target, weight, pure=False)
         else:
-            update = client.submit(_absorb, current, *parts, pure=False)
+            update = client.submit(_absorb, current, model, *parts, pure=False)
         current = update.result()
     return current
 
@@ -248,7 +266,9 @@ def _worker_engine(engine: str, dtype: str, n_jobs: Optional[int]) -> Any:
 
     if engine == "auto":
         engine = "native_cpu" if availability("native_cpu")[0] else "numpy"
-    cache = _worker_engines.__dict__.setdefault("engines", {})
+    cache = getattr(_worker_engines, "engines", None)
+    if cache is None:
+        cache = _worker_engines.engines = {}
     key = (engine, dtype, n_jobs)
     if key not in cache:
         cache[key] = create_backend(engine, "cpu", dtype, n_jobs)
@@ -271,7 +291,9 @@ def _partition_summary(part: _Partition) -> tuple[int, int, float]:
 def _meta_features(X: Any, target: Optional[str], weight: Optional[str], dtype: str) -> Any:
     """An X-like object with the batch's columns and no rows (checked by the estimator)."""
     if isinstance(X, dd.DataFrame):
-        return X._meta.drop(columns=[name for name in (target, weight) if name is not None and name in X.columns])
+        import pandas as pd
+
+        return pd.DataFrame(columns=[name for name in X.columns if name not in (target, weight)])
     columns = X.shape[1] if X.ndim == 2 else 0
     return np.empty((0, columns), dtype=dtype)
 
@@ -315,17 +337,18 @@ def fit_batch(model: Any, X: Any, y: Any = None, *, target: Optional[str] = None
     frame = isinstance(X, dd.DataFrame)
     if client is None:
         client = _current_client()
-    with model_lock(model):
-        params = model.get_params()
+    outcome = BatchReport()
+    name = type(model).__name__
+
+    def step(current: Optional[Stream], params: Any, config: SolverConfig) -> Stream:
         dtype, fit_intercept = params["dtype"], params["fit_intercept"]
         runner = _DistributedRunner(client) if client is not None else _LocalRunner()
-        outcome = BatchReport()
 
         def transition(state: Any, config: Any) -> tuple:
-            """Runs once the model has checked the batch's columns and chosen its state."""
+            """Runs once the stream has checked the batch's columns and chosen its state."""
             started = time.perf_counter()
             expected = state.n_features_in if state.batch_count > 0 else None
-            prepare_args = (dtype, fit_intercept, expected, type(model).__name__)
+            prepare_args = (dtype, fit_intercept, expected, name)
             parts = [runner.prepare(batch, frame, target, weight, prepare_args) for batch in batches]
             summaries = runner.gather([runner.submit(_partition_summary, part) for part in parts])
             kept = [part for part, (rows, _, _) in zip(parts, summaries) if rows > 0]
@@ -344,7 +367,7 @@ def fit_batch(model: Any, X: Any, y: Any = None, *, target: Optional[str] = None
                     _before_round(outcome.rounds)
                 results = runner.gather([runner.submit(_partition_sums, part, theta, terms, tau, bandwidth, engine,
                                                        dtype, n_jobs) for part in kept])
-                engines.update(name for name, _ in results)
+                engines.update(engine_name for engine_name, _ in results)
                 return add_partition_sums([sums for _, sums in results])
 
             next_state, diagnostics, _ = partitioned_update(NumpyOps(dtype), state, sums_at, n_rows, batch_weight,
@@ -353,9 +376,13 @@ def fit_batch(model: Any, X: Any, y: Any = None, *, target: Optional[str] = None
             outcome.seconds_preparing, outcome.seconds_solving = prepared - started, time.perf_counter() - prepared
             return next_state, diagnostics
 
-        model._partitioned_update(_meta_features(X, target, weight, dtype), transition)
+        like = _meta_features(X, target, weight, dtype)
+        return Stream.partitioned(current, params, config, like, transition, name)
+
+    model.advance(step)
     if report is not None:
-        report.__dict__.update(outcome.__dict__)
+        for field in fields(BatchReport):
+            setattr(report, field.name, getattr(outcome, field.name))
     return model
 
 

@@ -5,8 +5,8 @@ one model really run at once; without a lock both would read the same state,
 both would commit, and the last commit would silently drop the other batch.
 Every public method that reads or replaces the stream (``fit``,
 ``partial_fit``, ``predict``, ``score``, ``save``, ``state_dict``,
-``load_state_dict``, ``set_params``, ``reset``, ``state_``, ``to_device``;
-``renewable_huber.dask.fit_stream`` for its whole stream) takes the
+``load_state_dict``, ``set_params``, ``reset``, ``state_``, ``to_device``,
+``advance``, through which ``renewable_huber.dask`` commits) takes the
 model's lock for the whole call. Different models never share a lock, so
 they still run in parallel.
 
@@ -32,16 +32,18 @@ _CREATION = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def model_lock(model: Any) -> "threading.RLock":
-    """The model's reentrant lock, created on first use."""
-    lock = model.__dict__.get(LOCK_ATTRIBUTE)
-    if lock is None:
-        with _CREATION:
-            lock = model.__dict__.get(LOCK_ATTRIBUTE)
-            if lock is None:
-                lock = threading.RLock()
-                model.__dict__[LOCK_ATTRIBUTE] = lock
-    return lock
+class ModelLock:
+    """The model's reentrant lock, created on first use (a mixin of the estimator)."""
+
+    def _own_lock(self) -> "threading.RLock":
+        lock = self.__dict__.get(LOCK_ATTRIBUTE)
+        if lock is None:
+            with _CREATION:
+                lock = self.__dict__.get(LOCK_ATTRIBUTE)
+                if lock is None:
+                    lock = threading.RLock()
+                    self.__dict__[LOCK_ATTRIBUTE] = lock
+        return lock
 
 
 def serialized(method: F) -> F:
@@ -49,7 +51,7 @@ def serialized(method: F) -> F:
 
     @functools.wraps(method)
     def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with model_lock(self):
+        with self._own_lock():
             return method(self, *args, **kwargs)
 
     return locked  # type: ignore[return-value]

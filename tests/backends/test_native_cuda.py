@@ -176,7 +176,7 @@ def test_revert_puts_back_what_the_last_update_replaced(dtype):
     state comes back bit for bit, once, and not after a failed update."""
     native = adapter._native
     engine = native.Engine(0, dtype, 3, True, False, False)
-    cfg = adapter.NativeCudaBackend._native_config(config("none"))
+    cfg = adapter.native_adapter.NativeConfigs(native)(config("none"))
     out = np.empty(4, dtype=dtype)
 
     def copy():

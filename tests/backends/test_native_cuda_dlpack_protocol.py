@@ -222,7 +222,7 @@ def test_tensorflow_is_refused_inside_tf_function_and_without_a_device_sync(monk
 
 
 def test_the_estimator_never_converts_a_device_batch(monkeypatch, cuda_backend):
-    monkeypatch.setattr("renewable_huber.estimator.create_backend", lambda *a, **k: cuda_backend)
+    monkeypatch.setattr("renewable_huber.engine_choice.create_backend", lambda *a, **k: cuda_backend)
     X, y = Producer(np.zeros((8, 2))), Producer(np.arange(8.0))
     RenewableHuberRegressor(backend="native_cuda", device="cuda").partial_fit(X, y)
     assert len(X.calls) == 1 and len(y.calls) == 1

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from renewable_huber import BackendUnavailableError, RenewableHuberRegressor
-from renewable_huber import estimator as estimator_module
+from renewable_huber import engine_choice
 from renewable_huber.backends import registry
 from renewable_huber.backends.auto import cpu_dispatch_record
 from renewable_huber.backends.base import BackendCapabilities, HostStateBackend
@@ -167,7 +167,7 @@ def test_the_gpu_choice_is_recorded_in_auto_dispatch(monkeypatch):
     monkeypatch.setattr(registry, "GPU_PREFERENCE", ("numpy_stand_in",))
     monkeypatch.setattr(auto, "GPU_PREFERENCE", ("numpy_stand_in",))
     monkeypatch.setattr(auto, "_usable_on_gpu", lambda name, index: (True, "usable"))
-    monkeypatch.setattr(estimator_module, "create_backend",
+    monkeypatch.setattr(engine_choice, "create_backend",
                         lambda name, device, *args, **kwargs: registry.create_backend("numpy", "cpu", *args))
     model = RenewableHuberRegressor(device="cuda").fit(X, Y)
     assert model.auto_dispatch_["backend"] == "numpy_stand_in"
@@ -225,7 +225,7 @@ class BrokenEngine(HostStateBackend):
 def pretend_native_chosen(monkeypatch):
     """Make the CPU selector choose native_cpu; return a switch for how creating it behaves."""
     behaviour = {"create": "raise"}
-    real_create = estimator_module.create_backend
+    real_create = engine_choice.create_backend
 
     def choose(n_rows, n_parameters, dtype, penalty, n_jobs):
         return "native_cpu", cpu_dispatch_record("native_cpu", "selector chose native_cpu", n_rows * n_parameters)
@@ -237,8 +237,8 @@ def pretend_native_chosen(monkeypatch):
             raise BackendUnavailableError("simulated: native_cpu cannot be built")
         return BrokenEngine()
 
-    monkeypatch.setattr(estimator_module, "choose_cpu_backend", choose)
-    monkeypatch.setattr(estimator_module, "create_backend", create)
+    monkeypatch.setattr(engine_choice, "choose_cpu_backend", choose)
+    monkeypatch.setattr(engine_choice, "create_backend", create)
     return behaviour
 
 

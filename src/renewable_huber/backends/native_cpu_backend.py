@@ -19,21 +19,14 @@ from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from ..core.partition_sums import PartitionSums, check_terms
-from ..exceptions import (
-    SYSTEM_OVERFLOW_PREFIX,
-    BackendUnavailableError,
-    NativeEngineError,
-    NumericalOverflowError,
-    RenewableHuberError,
-    ValidationError,
-)
+from ..exceptions import BackendUnavailableError, ValidationError
 from ..state import RenewableHuberState
 from ..validation import all_finite as numpy_all_finite
+from . import native_adapter
 from .base import BackendCapabilities, HostStateBackend
+from .native_adapter import SUPPORTED_ABI_VERSION  # noqa: F401  (the ABI this adapter speaks)
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cpu]'"
-#: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 4
 
 try:
     import _renewable_huber_native_cpu as _native
@@ -45,18 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised when the module is ab
 
 def check_module_compatible(module: Any, package_version: str = __version__) -> None:
     """Refuse a native module built for another package version or binding ABI."""
-    module_version = getattr(module, "__version__", None)
-    if module_version != package_version:
-        raise BackendUnavailableError(
-            f"renewable-huber-native-cpu {module_version} cannot be used with renewable-huber {package_version}: "
-            f"the versions must be identical. Reinstall matching versions with: {INSTALL_HINT}"
-        )
-    abi_version = getattr(module, "ABI_VERSION", None)
-    if abi_version != SUPPORTED_ABI_VERSION:
-        raise BackendUnavailableError(
-            f"renewable-huber-native-cpu speaks binding ABI {abi_version}, this renewable-huber needs "
-            f"{SUPPORTED_ABI_VERSION}. Reinstall matching versions with: {INSTALL_HINT}"
-        )
+    native_adapter.check_module_compatible(module, "renewable-huber-native-cpu", INSTALL_HINT, package_version)
 
 
 check_module_compatible(_native)
@@ -64,17 +46,8 @@ check_module_compatible(_native)
 _NATIVE_FLOAT_DTYPES = (np.dtype("float64"), np.dtype("float32"))
 
 
-#: engine statuses that describe bad input or state rather than an engine failure
-_VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})
-
-
-def _translate(error: BaseException) -> RenewableHuberError:
-    message, status = (error.args + ("", ""))[:2] if len(error.args) < 2 else error.args[:2]
-    if status in _VALIDATION_STATUSES:
-        return ValidationError(message)
-    if status == "numerical_failure" and message.startswith(SYSTEM_OVERFLOW_PREFIX):
-        return NumericalOverflowError(message)  # every engine's words (exceptions.system_overflow_message)
-    return NativeEngineError(f"native_cpu engine failed ({status}): {message}")
+def _translate(error: BaseException):
+    return native_adapter.translate(error, "native_cpu")
 
 
 def _n_jobs_code(n_jobs: Optional[int]) -> int:
@@ -114,9 +87,7 @@ class NativeCpuBackend(HostStateBackend):
             self._engine = engine_type(_n_jobs_code(n_jobs), kernel)
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        self._configs: dict[SolverConfig, Any] = {}
-        self._last_config: Optional[SolverConfig] = None
-        self._last_native_config: Any = None
+        self._native_config = native_adapter.NativeConfigs(_native)
         #: solve route of the last update: "cholesky", "lu", "least_squares" ("none" before any)
         self.last_solve_route = "none"
         #: kernel path of the last update: "reference_order" or "fast" ("none" before any);
@@ -158,31 +129,7 @@ class NativeCpuBackend(HostStateBackend):
         return numpy_all_finite(array)
 
     def _contiguous(self, array: Any) -> np.ndarray:
-        """The array itself when it is C-contiguous in the model dtype, else one explicit copy."""
-        if isinstance(array, np.ndarray) and array.dtype == self.dtype and array.flags.c_contiguous:
-            return array
-        return np.ascontiguousarray(array, dtype=self.dtype)
-
-    def _native_config(self, config: SolverConfig) -> Any:
-        # The estimator hands over the same (cached) SolverConfig object call
-        # after call: compared by identity first, without hashing its fields.
-        if config is self._last_config:
-            return self._last_native_config
-        native = self._configs.get(config)
-        if native is None:
-            native = _native.SolverConfig(
-                tau=config.tau,
-                penalty=config.penalty,
-                lambda_scale=config.lambda_scale,
-                bandwidth_scale=config.bandwidth_scale,
-                fit_intercept=config.fit_intercept,
-                max_iter=config.max_iter,
-                tol=config.tol,
-                ridge=config.ridge,
-            )
-            self._configs[config] = native
-        self._last_config, self._last_native_config = config, native
-        return native
+        return native_adapter.host_array(array, self.dtype)
 
     def update(
         self,
@@ -193,14 +140,7 @@ class NativeCpuBackend(HostStateBackend):
         config: SolverConfig,
     ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
         d = state.n_parameters
-        counters = _native.StateCounters(
-            n_features_in=state.n_features_in,
-            fit_intercept=state.fit_intercept,
-            n_samples_seen=state.n_samples_seen,
-            batch_count=state.batch_count,
-            previous_lambda=float(state.previous_lambda),
-            weight_sum=state.effective_weight,
-        )
+        counters = native_adapter.state_counters(_native, state)
         coefficients = np.empty(d, dtype=self.dtype)
         information = np.empty((d, d), dtype=self.dtype)
         try:
@@ -227,27 +167,8 @@ class NativeCpuBackend(HostStateBackend):
         self.last_solve_route = native_diagnostics.solve_route
         self.last_kernel_path = native_diagnostics.kernel_path
         self.last_native_diagnostics = native_diagnostics
-        next_state = RenewableHuberState(
-            coefficients=coefficients,
-            information=information,
-            n_samples_seen=int(next_counters.n_samples_seen),
-            batch_count=int(next_counters.batch_count),
-            previous_lambda=float(next_counters.previous_lambda),
-            n_features_in=state.n_features_in,
-            fit_intercept=state.fit_intercept,
-            weight_sum=float(next_counters.weight_sum),
-        )
-        diagnostics = UpdateDiagnostics._from_fields(
-            iterations=int(native_diagnostics.iterations),
-            converged=bool(native_diagnostics.converged),
-            objective=float(native_diagnostics.objective),
-            lambda_value=float(native_diagnostics.lambda_value),
-            bandwidth=float(native_diagnostics.bandwidth),
-            used_regularized_fallback=bool(native_diagnostics.used_least_squares_fallback),
-            solve_route=str(native_diagnostics.solve_route),
-            stop_reason=str(native_diagnostics.stop_reason),
-        )
-        return next_state, diagnostics
+        return (native_adapter.next_state(state, coefficients, information, next_counters),
+                native_adapter.diagnostics(native_diagnostics))
 
     def partition_sums(
         self, design: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray], theta: np.ndarray,

@@ -29,21 +29,13 @@ from .._version import __version__
 from ..config import SolverConfig
 from ..core.diagnostics import UpdateDiagnostics
 from .. import device_arrays
-from ..exceptions import (
-    SYSTEM_OVERFLOW_PREFIX,
-    BackendContractError,
-    BackendUnavailableError,
-    NativeEngineError,
-    NumericalOverflowError,
-    RenewableHuberError,
-    ValidationError,
-)
+from ..exceptions import BackendContractError, BackendUnavailableError, NativeEngineError, ValidationError
 from ..state import RenewableHuberState
+from . import native_adapter
 from .base import BackendCapabilities
+from .native_adapter import SUPPORTED_ABI_VERSION  # noqa: F401  (the ABI this adapter speaks)
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
-#: the binding ABI this adapter speaks (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 4
 #: the CUDA C ABI's major version this adapter was written for (rh_cuda.h)
 SUPPORTED_CUDA_ABI_MAJOR = 1
 
@@ -58,17 +50,7 @@ except ImportError as exc:  # pragma: no cover - exercised when the module is ab
 
 def check_module_compatible(module: Any, package_version: str = __version__) -> None:
     """Refuse a native module built for another package version, binding ABI or C ABI."""
-    module_version = getattr(module, "__version__", None)
-    if module_version != package_version:
-        raise BackendUnavailableError(
-            f"renewable-huber-native-cuda {module_version} cannot be used with renewable-huber {package_version}: "
-            f"the versions must be identical. Reinstall matching versions with: {INSTALL_HINT}"
-        )
-    if getattr(module, "ABI_VERSION", None) != SUPPORTED_ABI_VERSION:
-        raise BackendUnavailableError(
-            f"renewable-huber-native-cuda speaks binding ABI {getattr(module, 'ABI_VERSION', None)}, this "
-            f"renewable-huber needs {SUPPORTED_ABI_VERSION}. Reinstall matching versions with: {INSTALL_HINT}"
-        )
+    native_adapter.check_module_compatible(module, "renewable-huber-native-cuda", INSTALL_HINT, package_version)
     library = module.library_abi_version()
     if library >> 16 != SUPPORTED_CUDA_ABI_MAJOR:
         raise BackendUnavailableError(
@@ -79,25 +61,12 @@ def check_module_compatible(module: Any, package_version: str = __version__) -> 
 
 check_module_compatible(_native)
 
-#: engine statuses that describe bad input or state rather than an engine failure
-_VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})
+#: the GPU had not enough memory for the batch; the model is unchanged and the engine usable
+DeviceOutOfMemoryError = native_adapter.EngineOutOfMemoryError
 
 
-class DeviceOutOfMemoryError(NativeEngineError, MemoryError):
-    """The GPU had not enough memory for the batch; the model is unchanged and the engine usable."""
-
-
-def _translate(error: BaseException) -> RenewableHuberError:
-    message, status = (tuple(error.args) + ("", ""))[:2]
-    if status in _VALIDATION_STATUSES:
-        return ValidationError(message)
-    if status == "out_of_memory":
-        return DeviceOutOfMemoryError(f"native_cuda engine failed (out_of_memory): {message}")
-    if status == "unavailable":
-        return BackendUnavailableError(f"backend='native_cuda' cannot run here: {message}")
-    if status == "numerical_failure" and message.startswith(SYSTEM_OVERFLOW_PREFIX):
-        return NumericalOverflowError(message)  # every engine's words (exceptions.system_overflow_message)
-    return NativeEngineError(f"native_cuda engine failed ({status}): {message}")
+def _translate(error: BaseException):
+    return native_adapter.translate(error, "native_cuda")
 
 
 def device_index(device: str) -> int:
@@ -193,6 +162,7 @@ class NativeCudaBackend:
         self._shape: Optional[tuple[int, bool]] = None
         self._version = 0  # of the engine's committed state; 0: none yet
         self._undo: Optional[_Undo] = None
+        self._native_config = native_adapter.NativeConfigs(_native)
         #: the engine's diagnostics of the last update (host synchronizations included), or None
         self.last_native_diagnostics: Any = None
 
@@ -214,21 +184,8 @@ class NativeCudaBackend:
         d = state.n_parameters
         return state.with_arrays(state.coefficients, ResidentInformation(self._engine_id, self._version, (d, d)))
 
-    @staticmethod
-    def _counters(state: RenewableHuberState) -> Any:
-        return _native.StateCounters(
-            n_features_in=state.n_features_in,
-            fit_intercept=state.fit_intercept,
-            n_samples_seen=state.n_samples_seen,
-            batch_count=state.batch_count,
-            previous_lambda=float(state.previous_lambda),
-            weight_sum=state.effective_weight,
-        )
-
     def _host_array(self, array: Any) -> np.ndarray:
-        if isinstance(array, np.ndarray) and array.dtype == self.dtype and array.flags.c_contiguous:
-            return array
-        return np.ascontiguousarray(array, dtype=self.dtype)
+        return native_adapter.host_array(array, self.dtype)
 
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """Upload a host state: the engine's state becomes it. A state the
@@ -240,7 +197,7 @@ class NativeCudaBackend:
             self._undo = self._undo_for((int(state.n_features_in), bool(state.fit_intercept)))
         engine = self._engine_for(state.n_features_in, state.fit_intercept)
         try:
-            engine.restore(coefficients, information, self._counters(state))
+            engine.restore(coefficients, information, native_adapter.state_counters(_native, state))
         except _native.EngineError as exc:
             raise _translate(exc) from None
         self._version = next(_versions)
@@ -322,19 +279,6 @@ class NativeCudaBackend:
 
         return all_finite(array)
 
-    @staticmethod
-    def _native_config(config: SolverConfig) -> Any:
-        return _native.SolverConfig(
-            tau=config.tau,
-            penalty=config.penalty,
-            lambda_scale=config.lambda_scale,
-            bandwidth_scale=config.bandwidth_scale,
-            fit_intercept=config.fit_intercept,
-            max_iter=config.max_iter,
-            tol=config.tol,
-            ridge=config.ridge,
-        )
-
     def update(
         self,
         state: RenewableHuberState,
@@ -366,27 +310,9 @@ class NativeCudaBackend:
             raise BackendContractError(str(exc)) from None
         self._version = next(_versions)
         self.last_native_diagnostics = native
-        next_state = RenewableHuberState(
-            coefficients=coefficients,
-            information=ResidentInformation(self._engine_id, self._version, (state.n_parameters,) * 2),
-            n_samples_seen=int(counters.n_samples_seen),
-            batch_count=int(counters.batch_count),
-            previous_lambda=float(counters.previous_lambda),
-            n_features_in=state.n_features_in,
-            fit_intercept=state.fit_intercept,
-            weight_sum=float(counters.weight_sum),
-        )
-        diagnostics = UpdateDiagnostics._from_fields(
-            iterations=int(native.iterations),
-            converged=bool(native.converged),
-            objective=float(native.objective),
-            lambda_value=float(native.lambda_value),
-            bandwidth=float(native.bandwidth),
-            used_regularized_fallback=bool(native.used_least_squares_fallback),
-            solve_route=str(native.solve_route),
-            stop_reason=str(native.stop_reason),
-        )
-        return next_state, diagnostics
+        information = ResidentInformation(self._engine_id, self._version, (state.n_parameters,) * 2)
+        return (native_adapter.next_state(state, coefficients, information, counters),
+                native_adapter.diagnostics(native))
 
     def _capsules(self, engine: Any, **arrays: Any) -> list[Any]:
         """DLPack capsules of device arrays on the engine's device, exported on

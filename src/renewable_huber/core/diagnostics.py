@@ -49,13 +49,6 @@ class UpdateDiagnostics:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    @classmethod
-    def _from_fields(cls, **fields: Any) -> "UpdateDiagnostics":
-        """Every field given, already of its type (engine adapters, once per
-        batch): skips the frozen __init__'s per-field object.__setattr__."""
-        diagnostics = object.__new__(cls)
-        diagnostics.__dict__.update(fields)
-        return diagnostics
 
 
 #: what each non-converged stop means, and what helps (the ConvergenceWarning's text)
