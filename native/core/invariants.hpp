@@ -56,6 +56,8 @@ void check_state_values(const StateView<T>& state) {
         throw EngineError(Status::invalid_state, "state coefficients must contain only finite values");
     if (!all_finite(state.information, d * d))
         throw EngineError(Status::invalid_state, "state information must contain only finite values");
+    if (state.meat != nullptr && !all_finite(state.meat, d * d))
+        throw EngineError(Status::invalid_state, "state meat must contain only finite values");
 }
 
 // X, y and the optional weights: finite; weights non-negative with a positive

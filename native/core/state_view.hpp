@@ -1,6 +1,9 @@
 // Non-owning views of the renewable state: what the engine reads (StateView)
 // and where it writes the next state (StateOutput). Arrays are row-major,
-// coefficients of length d and information d x d, intercept last.
+// coefficients of length d and information d x d, intercept last. The meat
+// S (d x d, amendment 0003: sum over batches of Z' diag(w score(r)^2) Z at
+// each batch's final coefficients) is tracked when both views give it and
+// left alone when both leave it null (inference off, or unknown).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +26,7 @@ struct StateView {
     const T* coefficients = nullptr;  // d
     const T* information = nullptr;   // d x d
     StateCounters counters;
+    const T* meat = nullptr;  // d x d, or null: not tracked
 };
 
 template <class T>
@@ -30,6 +34,7 @@ struct StateOutput {
     T* coefficients = nullptr;  // d
     T* information = nullptr;   // d x d
     StateCounters counters;
+    T* meat = nullptr;  // d x d, or null: not tracked
 };
 
 }  // namespace rh::core

@@ -14,6 +14,7 @@
 #include "core/surrogate_terms.hpp"
 #include "cpu/fast/gram_cache.hpp"
 #include "cpu/fast/information_update.hpp"
+#include "cpu/fast/meat_update.hpp"
 #include "cpu/fast/newton_evaluator.hpp"
 #include "cpu/kernels/local_model_kernels.hpp"
 #include "cpu/kernels/narrow_passes.hpp"
@@ -88,6 +89,9 @@ KernelPath Engine<T>::check(const core::StateView<T>& state, const core::BatchVi
     check_blas_sizes(batch.rows, state.counters.n_parameters(), "batch", "batches");
     if (next.coefficients == nullptr || next.information == nullptr)
         throw core::EngineError(core::Status::invalid_argument, "output state arrays must not be null");
+    if ((state.meat == nullptr) != (next.meat == nullptr))
+        throw core::EngineError(core::Status::invalid_argument,
+                                "the meat is tracked when both the state and the output give it, or neither");
     return choose_kernel_path(kernel_, batch.rows, state.counters.n_parameters());
 }
 
@@ -142,6 +146,7 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
     ladder_.reserve(growth_, d);
     if (fast_path) {
         fast_buffers_.reserve(growth_, n, d, threads);
+        if (state.meat != nullptr) fast_buffers_.reserve_meat(growth_, n, d);
         if (narrow) fast_buffers_.reserve_panels(growth_, n, p);
         if (config.penalty == core::Penalty::l1 && p <= fast::kLocalMaxFeatures)
             fast_buffers_.reserve_local_model(growth_, n, d);
@@ -160,10 +165,11 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
     diagnostics.kernel_path = path;
 
     // 3. Solve, and close the batch: J_new = J_prev + Z' diag(w kappa(r_hat)) Z
-    //    (written by the solve), theta_hat and the next state's counters.
-    const core::SolverResult<T> result =
-        fast_path ? solve_fast(state, batch, config, terms, threads, next.information, diagnostics)
-                  : solve_reference(state, batch, config, terms, next.information, diagnostics);
+    //    and S_new = S_prev + Z' diag(w score(r_hat)^2) Z (written by the
+    //    solve), theta_hat and the next state's counters.
+    const core::SolverResult<T> result = fast_path
+                                             ? solve_fast(state, batch, config, terms, threads, next, diagnostics)
+                                             : solve_reference(state, batch, config, terms, next, diagnostics);
     diagnostics.iterations = result.iterations;
     diagnostics.converged = result.converged;
     diagnostics.stop_reason = result.reason;
@@ -177,7 +183,7 @@ CpuUpdateDiagnostics Engine<T>::update(const core::StateView<T>& state, const co
 template <class T>
 core::SolverResult<T> Engine<T>::solve_fast(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                             const core::SolverConfig& config, const BatchTerms& terms, int threads,
-                                            T* next_information, CpuUpdateDiagnostics& diagnostics) {
+                                            const core::StateOutput<T>& next, CpuUpdateDiagnostics& diagnostics) {
     const std::int64_t p = batch.features, d = state.counters.n_parameters();
     fast::Problem<T> problem;
     problem.rows = batch.rows;
@@ -213,14 +219,15 @@ core::SolverResult<T> Engine<T>::solve_fast(const core::StateView<T>& state, con
                             config.max_iter, config.tol, driver_buffers());
         evaluator.finish(result.theta);
         last_shortcuts_ = evaluator.shortcuts;
-        fast::information_update(problem, context, gram, nullptr, next_information, diagnostics.gram);
+        fast::information_update(problem, context, gram, nullptr, next.information, diagnostics.gram);
     } else {
         fast::NewtonEvaluator<T> evaluator(problem, context, gram, ladder_, diagnostics.gram, gradient_.data());
         result = core::damped_newton(evaluator, d, state.coefficients, config.max_iter, config.tol,
                                      driver_buffers(), diagnostics);
-        fast::information_update(problem, context, gram, evaluator.current_scores(), next_information,
+        fast::information_update(problem, context, gram, evaluator.current_scores(), next.information,
                                  diagnostics.gram);
     }
+    if (state.meat != nullptr) fast::meat_update(problem, context, gram, state.meat, next.meat);
     diagnostics.parallel_dispatches = runner.dispatches();
     diagnostics.late_dispatches = runner.late_dispatches();
     diagnostics.threads_at_end = runner.serial() ? 1 : threads;
@@ -230,7 +237,7 @@ core::SolverResult<T> Engine<T>::solve_fast(const core::StateView<T>& state, con
 template <class T>
 core::SolverResult<T> Engine<T>::solve_reference(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                                  const core::SolverConfig& config, const BatchTerms& terms,
-                                                 T* next_information, CpuUpdateDiagnostics& diagnostics) {
+                                                 const core::StateOutput<T>& next, CpuUpdateDiagnostics& diagnostics) {
     const std::int64_t n = batch.rows, p = batch.features, d = state.counters.n_parameters();
     reference::ReferenceBuffers<T>& ws = reference_buffers_;
     const T* design = batch.X;
@@ -268,7 +275,11 @@ core::SolverResult<T> Engine<T>::solve_reference(const core::StateView<T>& state
     // r_hat is the exact residual the solver kept for theta_hat.
     T* gram = ws.gram.data();
     objective.weighted_gram(ws.residual.data(), gram);
-    for (std::int64_t k = 0; k < d * d; ++k) next_information[k] = state.information[k] + gram[k];
+    for (std::int64_t k = 0; k < d * d; ++k) next.information[k] = state.information[k] + gram[k];
+    if (state.meat != nullptr) {
+        objective.score_gram(ws.residual.data(), gram);
+        for (std::int64_t k = 0; k < d * d; ++k) next.meat[k] = state.meat[k] + gram[k];
+    }
     return result;
 }
 

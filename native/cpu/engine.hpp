@@ -105,13 +105,14 @@ private:
                      const core::SolverConfig& config, const core::StateOutput<T>& next);
     BatchTerms prepare(const core::StateView<T>& state, const core::BatchView<T>& batch,
                        const core::SolverConfig& config);
-    // Each solves the batch and writes J_new into next_information.
+    // Each solves the batch and closes it: J_new into next.information, and
+    // S_new into next.meat when the state tracks the meat.
     core::SolverResult<T> solve_fast(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                      const core::SolverConfig& config, const BatchTerms& terms, int threads,
-                                     T* next_information, CpuUpdateDiagnostics& diagnostics);
+                                     const core::StateOutput<T>& next, CpuUpdateDiagnostics& diagnostics);
     core::SolverResult<T> solve_reference(const core::StateView<T>& state, const core::BatchView<T>& batch,
                                           const core::SolverConfig& config, const BatchTerms& terms,
-                                          T* next_information, CpuUpdateDiagnostics& diagnostics);
+                                          const core::StateOutput<T>& next, CpuUpdateDiagnostics& diagnostics);
     // rows_finite on `threads` threads; with `panels` each thread also
     // builds its rows' column panels in the same read of X (the narrow fast
     // path's test and its panels together).

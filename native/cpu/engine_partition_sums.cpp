@@ -25,7 +25,8 @@ void check_point(double tau, double bandwidth) {
 template <class T>
 void check_outputs(const PartitionSumsRequest& request, const PartitionSumsOutput<T>& out) {
     if ((request.score_product && out.score_product == nullptr) ||
-        (request.curvature_gram && out.curvature_gram == nullptr) || (request.unit_gram && out.unit_gram == nullptr))
+        (request.curvature_gram && out.curvature_gram == nullptr) || (request.unit_gram && out.unit_gram == nullptr) ||
+        (request.score_gram && out.score_gram == nullptr))
         throw core::EngineError(core::Status::invalid_argument, "every requested partition sum needs an output array");
 }
 
@@ -68,14 +69,17 @@ void Engine<T>::partition_sums(const core::BatchView<T>& design, const Partition
         if (request.score_product) std::fill(out.score_product, out.score_product + d, T(0));
         if (request.curvature_gram) std::fill(out.curvature_gram, out.curvature_gram + d * d, T(0));
         if (request.unit_gram) std::fill(out.unit_gram, out.unit_gram + d * d, T(0));
+        if (request.score_gram) std::fill(out.score_gram, out.score_gram + d * d, T(0));
         return;
     }
     T* r = reference_buffers_.residual.data();
-    if (request.loss || request.score_product || request.curvature_gram) objective.residual(point.theta, r);
+    if (request.loss || request.score_product || request.curvature_gram || request.score_gram)
+        objective.residual(point.theta, r);
     out.loss_sum = request.loss ? static_cast<double>(objective.data_loss(r)) : 0.0;
     if (request.score_product) objective.score_product(r, out.score_product);
     if (request.curvature_gram) objective.weighted_gram(r, out.curvature_gram);
     if (request.unit_gram) objective.unit_gram(out.unit_gram);
+    if (request.score_gram) objective.score_gram(r, out.score_gram);
 }
 
 template void Engine<float>::partition_sums(const core::BatchView<float>&, const PartitionSumsPoint<float>&,

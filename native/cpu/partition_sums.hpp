@@ -6,6 +6,7 @@
 //   score_product   Z' (w * score(r))             grad f's data term, times -N
 //   curvature_gram  Z' diag(w * kappa(r)) Z       H's data term and J_new - J_prev
 //   unit_gram       Z' diag(w) Z                  the majorizer M's data term
+//   score_gram      Z' diag(w * score(r)^2) Z     the meat's data term (amendment 0003)
 //   weight_sum      sum_i w_i                     N - Wprev
 //
 // Every row-dependent term of the update is one of these summed over the
@@ -28,6 +29,7 @@ struct PartitionSumsRequest {
     bool score_product = false;
     bool curvature_gram = false;
     bool unit_gram = false;
+    bool score_gram = false;
 };
 
 // Where the terms go: d entries, d x d row-major; each pointer must be
@@ -39,6 +41,7 @@ struct PartitionSumsOutput {
     T* score_product = nullptr;
     T* curvature_gram = nullptr;
     T* unit_gram = nullptr;
+    T* score_gram = nullptr;
 };
 
 // The point and the schedules the terms are evaluated with.

@@ -64,20 +64,27 @@ template <class T>
 std::pair<rh::cpu::CpuUpdateDiagnostics, rh::core::StateCounters> update(
     rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
     Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
-    OutVector<T> out_coefficients, OutMatrix<T> out_information) {
+    OutVector<T> out_coefficients, OutMatrix<T> out_information, std::optional<Matrix<T>> meat,
+    std::optional<OutMatrix<T>> out_meat) {
     const std::int64_t d = counters.n_parameters();
     if (static_cast<std::int64_t>(coefficients.shape(0)) != d || static_cast<std::int64_t>(out_coefficients.shape(0)) != d)
         fail("state coefficient shape does not match feature metadata");
     if (static_cast<std::int64_t>(information.shape(0)) != d || static_cast<std::int64_t>(information.shape(1)) != d ||
         static_cast<std::int64_t>(out_information.shape(0)) != d || static_cast<std::int64_t>(out_information.shape(1)) != d)
         fail("state information shape does not match feature metadata");
+    const auto square = [d](const auto& matrix) {
+        return matrix->shape(0) == static_cast<std::size_t>(d) && matrix->shape(1) == static_cast<std::size_t>(d);
+    };
+    if ((meat && !square(meat)) || (out_meat && !square(out_meat)))
+        fail("state meat shape does not match feature metadata");
     if (y.shape(0) != X.shape(0)) fail("y must have as many rows as X");
     if (sample_weight && sample_weight->shape(0) != X.shape(0)) fail("sample_weight must have as many rows as X");
 
-    rh::core::StateView<T> state{coefficients.data(), information.data(), counters};
+    rh::core::StateView<T> state{coefficients.data(), information.data(), counters, meat ? meat->data() : nullptr};
     rh::core::BatchView<T> batch{X.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
                                  static_cast<std::int64_t>(X.shape(0)), static_cast<std::int64_t>(X.shape(1))};
-    rh::core::StateOutput<T> next{out_coefficients.data(), out_information.data(), counters};
+    rh::core::StateOutput<T> next{out_coefficients.data(), out_information.data(), counters,
+                                  out_meat ? out_meat->data() : nullptr};
     rh::cpu::CpuUpdateDiagnostics diagnostics;
     {
         nb::gil_scoped_release released;
@@ -106,25 +113,27 @@ std::pair<double, double> partition_sums(rh::cpu::Engine<T>& engine, Matrix<T> d
                                          std::optional<Vector<T>> sample_weight, Vector<T> theta, double tau,
                                          double bandwidth, bool loss, std::optional<OutVector<T>> score_product,
                                          std::optional<OutMatrix<T>> curvature_gram,
-                                         std::optional<OutMatrix<T>> unit_gram) {
+                                         std::optional<OutMatrix<T>> unit_gram,
+                                         std::optional<OutMatrix<T>> score_gram) {
     const auto d = static_cast<std::size_t>(design.shape(1));
     if (y.shape(0) != design.shape(0)) fail("y must have as many rows as the design");
     if (sample_weight && sample_weight->shape(0) != design.shape(0))
         fail("sample_weight must have as many rows as the design");
     if (theta.shape(0) != d) fail("theta must have one entry per design column");
     if (score_product && score_product->shape(0) != d) fail("score_product must have one entry per design column");
-    for (const auto* gram : {&curvature_gram, &unit_gram})
+    for (const auto* gram : {&curvature_gram, &unit_gram, &score_gram})
         if (*gram && ((*gram)->shape(0) != d || (*gram)->shape(1) != d))
             fail("the Gram outputs must be d x d, d the design's columns");
     const rh::core::BatchView<T> batch{design.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
                                        static_cast<std::int64_t>(design.shape(0)), static_cast<std::int64_t>(d)};
     const rh::cpu::PartitionSumsPoint<T> point{theta.data(), tau, bandwidth};
     const rh::cpu::PartitionSumsRequest request{loss, score_product.has_value(), curvature_gram.has_value(),
-                                                unit_gram.has_value()};
+                                                unit_gram.has_value(), score_gram.has_value()};
     rh::cpu::PartitionSumsOutput<T> out;
     out.score_product = score_product ? score_product->data() : nullptr;
     out.curvature_gram = curvature_gram ? curvature_gram->data() : nullptr;
     out.unit_gram = unit_gram ? unit_gram->data() : nullptr;
+    out.score_gram = score_gram ? score_gram->data() : nullptr;
     {
         nb::gil_scoped_release released;
         engine.partition_sums(batch, point, request, out);
@@ -144,15 +153,17 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
             "rows * d * d > FAST_KERNEL_THRESHOLD), 'reference_order' or 'fast'")
         .def("update", &update<T>, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a,
              "X"_a.noconvert(), "y"_a.noconvert(), "sample_weight"_a.noconvert().none(), "config"_a,
-             "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(),
-             "Absorb one batch; writes the next state into the out arrays and returns (diagnostics, counters).")
+             "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(), "meat"_a.noconvert().none() = nb::none(),
+             "out_meat"_a.noconvert().none() = nb::none(),
+             "Absorb one batch; writes the next state into the out arrays (the meat when both meat arrays are "
+             "given) and returns (diagnostics, counters).")
         .def("partition_sums", &partition_sums<T>, "design"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "theta"_a.noconvert(), "tau"_a, "bandwidth"_a, "loss"_a,
              "score_product"_a.noconvert().none(), "curvature_gram"_a.noconvert().none(),
-             "unit_gram"_a.noconvert().none(),
+             "unit_gram"_a.noconvert().none(), "score_gram"_a.noconvert().none() = nb::none(),
              "A partition's share of a batch's data terms at theta (design = Z, intercept column included): "
-             "writes Z'(w score(r)), Z' diag(w kappa(r)) Z and Z' diag(w) Z into the arrays given; returns "
-             "(sum w loss(r) when loss else 0, sum w)")
+             "writes Z'(w score(r)), Z' diag(w kappa(r)) Z, Z' diag(w) Z and Z' diag(w score(r)^2) Z into the "
+             "arrays given; returns (sum w loss(r) when loss else 0, sum w)")
         .def("predict", &predict<T>, "coefficients"_a.noconvert(), "n_features"_a, "fit_intercept"_a,
              "X"_a.noconvert(), "out"_a.noconvert())
         .def(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -14,6 +14,9 @@ from .exceptions import ValidationError
 #: The counters are signed 64-bit integers in every engine and checkpoint.
 COUNTER_MAX = 2**63 - 1
 
+#: with_arrays' "keep the meat as it is"
+_SAME: Any = object()
+
 
 @dataclass
 class RenewableHuberState:
@@ -21,7 +24,11 @@ class RenewableHuberState:
 
     ``coefficients`` has length ``d = n_features_in + fit_intercept`` with the
     intercept last; ``information`` is the ``d x d`` accumulated (not
-    normalised) curvature. Arrays are host NumPy arrays in the model dtype,
+    normalised) curvature J; ``meat`` the ``d x d`` accumulated
+    ``Z' diag(w score(r)^2) Z`` S at each batch's final coefficients
+    (amendment 0003: the sandwich covariance J^-1 S J^-1), or None when it is
+    not tracked (``inference=False``) or unknown (a stream resumed from a
+    format 2 checkpoint). Arrays are host NumPy arrays in the model dtype,
     except inside a device backend, which keeps its own array type.
 
     Examples
@@ -39,9 +46,12 @@ class RenewableHuberState:
     n_features_in: int
     fit_intercept: bool
     weight_sum: Optional[float] = None
+    meat: Optional[Any] = None
 
     @classmethod
-    def empty(cls, n_features_in: int, fit_intercept: bool, dtype: Any = "float64") -> "RenewableHuberState":
+    def empty(cls, n_features_in: int, fit_intercept: bool, dtype: Any = "float64",
+              meat: bool = True) -> "RenewableHuberState":
+        """The state before a stream's first batch; ``meat``: whether it tracks the meat."""
         d = int(n_features_in) + int(bool(fit_intercept))
         return cls(
             coefficients=np.zeros(d, dtype=dtype),
@@ -52,6 +62,7 @@ class RenewableHuberState:
             n_features_in=int(n_features_in),
             fit_intercept=bool(fit_intercept),
             weight_sum=0.0,
+            meat=np.zeros((d, d), dtype=dtype) if meat else None,
         )
 
     @property
@@ -63,8 +74,8 @@ class RenewableHuberState:
         """Accumulated frequency weight; legacy states without it use the row count."""
         return float(self.n_samples_seen) if self.weight_sum is None else float(self.weight_sum)
 
-    def with_arrays(self, coefficients: Any, information: Any) -> "RenewableHuberState":
-        """The same counters and metadata with other coefficient/information arrays.
+    def with_arrays(self, coefficients: Any, information: Any, meat: Any = _SAME) -> "RenewableHuberState":
+        """The same counters and metadata with other arrays (the meat kept unless given).
 
         Spelled out: dataclasses.replace introspects the fields on every call.
         """
@@ -77,7 +88,13 @@ class RenewableHuberState:
             n_features_in=self.n_features_in,
             fit_intercept=self.fit_intercept,
             weight_sum=self.weight_sum,
+            meat=self.meat if meat is _SAME else meat,
         )
+
+    def map_arrays(self, convert: Callable[[Any], Any]) -> "RenewableHuberState":
+        """The same counters and metadata with ``convert`` applied to each array (an untracked meat stays None)."""
+        return self.with_arrays(convert(self.coefficients), convert(self.information),
+                                None if self.meat is None else convert(self.meat))
 
     def require_room_for_batch(self, n_rows: int) -> None:
         """Refuse a batch that would carry a counter past COUNTER_MAX (the
@@ -89,7 +106,7 @@ class RenewableHuberState:
             raise ValidationError(f"state counters would overflow: batch_count + 1 exceeds {COUNTER_MAX}")
 
     def copy(self) -> "RenewableHuberState":
-        return self.with_arrays(self.coefficients.copy(), self.information.copy())
+        return self.map_arrays(lambda array: array.copy())
 
     def validate(self) -> None:
         """Raise ValidationError (messages in spec/API.md order) if the state is inconsistent."""
@@ -100,6 +117,9 @@ class RenewableHuberState:
             raise ValidationError("state coefficient shape does not match feature metadata")
         if information.shape != (d, d):
             raise ValidationError("state information shape does not match feature metadata")
+        meat = None if self.meat is None else np.asarray(self.meat)
+        if meat is not None and meat.shape != (d, d):
+            raise ValidationError("state meat shape does not match feature metadata")
         if self.n_samples_seen < 0 or self.batch_count < 0 or self.n_features_in < 0:
             raise ValidationError("state counters must be non-negative")
         for name in ("n_samples_seen", "batch_count", "n_features_in"):
@@ -116,3 +136,5 @@ class RenewableHuberState:
             raise ValidationError("state coefficients must contain only finite values")
         if not np.all(np.isfinite(information)):
             raise ValidationError("state information must contain only finite values")
+        if meat is not None and not np.all(np.isfinite(meat)):
+            raise ValidationError("state meat must contain only finite values")

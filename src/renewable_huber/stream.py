@@ -135,8 +135,7 @@ class Stream:
         if params["fit_intercept"] != state.fit_intercept:
             raise ValidationError("checkpoint fit_intercept does not match configuration")
         engine = engine_choice.for_resumed_stream(params)
-        host_state = state.with_arrays(np.array(state.coefficients, dtype=params["dtype"]),
-                                       np.array(state.information, dtype=params["dtype"]))
+        host_state = state.map_arrays(lambda array: np.array(array, dtype=params["dtype"]))
         names = payload.feature_names
         if names is not None:
             if len(names) != state.n_features_in or not all(isinstance(n, str) for n in names):

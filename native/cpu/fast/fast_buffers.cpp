@@ -47,6 +47,12 @@ void FastBuffers<T>::reserve_local_model(BufferGrowth& growth, std::int64_t rows
     growth.grow(local_gram, d * d);
 }
 
+template <class T>
+void FastBuffers<T>::reserve_meat(BufferGrowth& growth, std::int64_t rows, std::int64_t d) {
+    growth.grow(meat_weights, rows);
+    growth.grow(meat_gram, d * d);
+}
+
 template struct FastBuffers<float>;
 template struct FastBuffers<double>;
 

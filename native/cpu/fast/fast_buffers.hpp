@@ -24,12 +24,14 @@ struct FastBuffers {
     // where the two differ).
     StaggeredVector<T> curvature, gram_curvature;
     StaggeredVector<T> gathered_rows;       // n x d: weighted rows gathered for a SYRK
+    StaggeredVector<T> meat_weights;        // w score(r_hat)^2 (amendment 0003; when the meat is tracked)
     StaggeredVector<T> narrow_panels;       // column panels of X (narrow rows)
     // Parameter-sized (d) and matrices (d x d).
     std::vector<T> pair_change;             // 2 d: the pair's second change and candidate
     std::vector<T> shift, scratch;          // D = theta - theta_prev and J D
     std::vector<T> gram, newton_matrix;     // upper triangles
     std::vector<T> majorizer;               // upper triangle of M (amendment 0002)
+    std::vector<T> meat_gram;               // the batch's meat term (amendment 0003)
     // Per thread: X' s of a pass's part (threads x p), the partial sums of a
     // split X' s and of a split Gram (per extra thread), and the narrow Gram
     // kernel's scratch.
@@ -50,6 +52,8 @@ struct FastBuffers {
     void reserve_panels(BufferGrowth& growth, std::int64_t rows, std::int64_t features);
     // LAMM's local Huber model (narrow rows, penalty l1).
     void reserve_local_model(BufferGrowth& growth, std::int64_t rows, std::int64_t d);
+    // The meat's weights and Gram (when the state tracks the meat).
+    void reserve_meat(BufferGrowth& growth, std::int64_t rows, std::int64_t d);
 };
 
 extern template struct FastBuffers<float>;

@@ -100,6 +100,16 @@ struct SurrogateObjective {
                           gram);
     }
 
+    // gram = Z' diag(w * score(r)^2) Z: the meat's data term (amendment 0003).
+    void score_gram(const T* r, T* gram) const {
+        gram_with_weights(
+            [=, this](std::int64_t i) {
+                const T s = core::huber_score(r[i], tau);
+                return weights[i] * (s * s);
+            },
+            gram);
+    }
+
     // out = (gram(r) + J_prev) / N + ridge I.
     void newton_matrix(const T* r, T* out) const {
         T* gram = workspace->gram.data();

@@ -85,8 +85,10 @@ class Backend(Protocol):
         """Whether every value of an input array is finite (input validation)."""
         ...
 
-    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
-        """The state before a stream's first batch, in the backend's array type."""
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
+                    meat: bool = True) -> RenewableHuberState:
+        """The state before a stream's first batch, in the backend's array type
+        (``meat``: whether it tracks the meat, for inference)."""
         ...
 
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
@@ -131,10 +133,11 @@ class HostStateBackend(ValueStates):
     def as_backend_state(self, state: RenewableHuberState) -> RenewableHuberState:
         return state.copy()
 
-    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
+                    meat: bool = True) -> RenewableHuberState:
         """The state before the first batch, in the backend's arrays (here
         fresh host arrays: nothing to copy)."""
-        return RenewableHuberState.empty(n_features_in, fit_intercept, dtype)
+        return RenewableHuberState.empty(n_features_in, fit_intercept, dtype, meat)
 
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         return state.copy()

@@ -43,14 +43,12 @@ class FrameworkBackend(ValueStates):
         """An independent copy of ``state`` (host or device) on the backend's device."""
         ops = self._ops
         with ops.context():
-            return state.with_arrays(
-                ops.published(ops.copy(state.coefficients)), ops.published(ops.copy(state.information))
-            )
+            return state.map_arrays(lambda array: ops.published(ops.copy(array)))
 
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         """An independent host NumPy copy in the model dtype."""
         with self._ops.context():
-            return state.with_arrays(self._host(state.coefficients), self._host(state.information))
+            return state.map_arrays(self._host)
 
     def host_coefficients(self, state: RenewableHuberState) -> np.ndarray:
         """The coefficients alone as a host NumPy copy (``coef_``, ``intercept_``)."""
@@ -105,8 +103,9 @@ class FrameworkBackend(ValueStates):
                 weights = validate_sample_weight(sample_weight, self.dtype, n_rows, self.all_finite)
         return self._ops.published(y_array), None if weights is None else self._ops.published(weights)
 
-    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
-        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
+                    meat: bool = True) -> RenewableHuberState:
+        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype, meat))
 
     # ------------------------------------------------------------------ the protocol
     def all_finite(self, array: Any) -> bool:
@@ -131,11 +130,10 @@ class FrameworkBackend(ValueStates):
             current = state.with_arrays(
                 ops.asarray(state.coefficients, "state coefficients"),
                 ops.asarray(state.information, "state information"),
+                None if state.meat is None else ops.asarray(state.meat, "state meat"),
             )
             next_state, diagnostics = renewable_update(ops, current, X_array, y_array, weights, config)
-            published = next_state.with_arrays(
-                ops.published(next_state.coefficients), ops.published(next_state.information)
-            )
+            published = next_state.map_arrays(ops.published)
         return published, diagnostics
 
     def predict(self, state: RenewableHuberState, X: Any) -> Any:

@@ -26,7 +26,7 @@ from ..exceptions import (
 from ..state import RenewableHuberState
 
 #: the binding ABI both adapters speak (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 4
+SUPPORTED_ABI_VERSION = 5
 
 #: engine statuses that describe bad input or state rather than an engine failure
 VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})
@@ -100,13 +100,14 @@ def state_counters(module: Any, state: RenewableHuberState) -> Any:
         weight_sum=state.effective_weight)
 
 
-def next_state(state: RenewableHuberState, coefficients: Any, information: Any, counters: Any) -> RenewableHuberState:
+def next_state(state: RenewableHuberState, coefficients: Any, information: Any, counters: Any,
+               meat: Any = None) -> RenewableHuberState:
     """The state after an update: the engine's arrays (or stand-ins) and counters."""
     return RenewableHuberState(
         coefficients=coefficients, information=information, n_samples_seen=int(counters.n_samples_seen),
         batch_count=int(counters.batch_count), previous_lambda=float(counters.previous_lambda),
         n_features_in=state.n_features_in, fit_intercept=state.fit_intercept,
-        weight_sum=float(counters.weight_sum))
+        weight_sum=float(counters.weight_sum), meat=meat)
 
 
 def diagnostics(native: Any) -> UpdateDiagnostics:

@@ -143,6 +143,7 @@ class NativeCpuBackend(HostStateBackend):
         counters = native_adapter.state_counters(_native, state)
         coefficients = np.empty(d, dtype=self.dtype)
         information = np.empty((d, d), dtype=self.dtype)
+        meat = None if state.meat is None else np.empty((d, d), dtype=self.dtype)
         try:
             native_diagnostics, next_counters = self._engine.update(
                 self._contiguous(state.coefficients),
@@ -154,6 +155,8 @@ class NativeCpuBackend(HostStateBackend):
                 self._native_config(config),
                 coefficients,
                 information,
+                None if meat is None else self._contiguous(state.meat),
+                meat,
             )
         except _native.EngineError as exc:
             raise _translate(exc) from None
@@ -167,7 +170,7 @@ class NativeCpuBackend(HostStateBackend):
         self.last_solve_route = native_diagnostics.solve_route
         self.last_kernel_path = native_diagnostics.kernel_path
         self.last_native_diagnostics = native_diagnostics
-        return (native_adapter.next_state(state, coefficients, information, next_counters),
+        return (native_adapter.next_state(state, coefficients, information, next_counters, meat),
                 native_adapter.diagnostics(native_diagnostics))
 
     def partition_sums(
@@ -179,13 +182,13 @@ class NativeCpuBackend(HostStateBackend):
         terms = check_terms(terms)
         d = design.shape[1]
         outputs = {name: np.empty(d if name == "score_product" else (d, d), dtype=self.dtype)
-                   for name in ("score_product", "curvature_gram", "unit_gram") if name in terms}
+                   for name in ("score_product", "curvature_gram", "unit_gram", "score_gram") if name in terms}
         try:
             loss, weight_sum = self._engine.partition_sums(
                 self._contiguous(design), self._contiguous(y),
                 None if sample_weight is None else self._contiguous(sample_weight),
                 self._contiguous(theta), float(tau), float(bandwidth), "loss" in terms, outputs.get("score_product"),
-                outputs.get("curvature_gram"), outputs.get("unit_gram"))
+                outputs.get("curvature_gram"), outputs.get("unit_gram"), outputs.get("score_gram"))
         except _native.EngineError as exc:
             raise _translate(exc) from None
         return PartitionSums(

@@ -243,8 +243,9 @@ class NativeCudaBackend:
         """The model committed: the replaced engine or host copy may go."""
         self._undo = None
 
-    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str) -> RenewableHuberState:
-        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype))
+    def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
+                    meat: bool = True) -> RenewableHuberState:
+        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype, meat=False))
 
     def _current(self, state: RenewableHuberState) -> Any:
         """The engine holding `state`: a host state is uploaded first; a

@@ -1,12 +1,13 @@
 """The rows' terms of one batch's surrogate objective, and where they come from.
 
-Every row-dependent quantity of an update is one of four sums over the
+Every row-dependent quantity of an update is one of five sums over the
 batch's rows, at a point theta with r = y - Z theta:
 
     loss_sum        sum_i w_i loss(r_i)           f's data term, times N
     score_product   Z' (w * score(r))             grad f's data term, times -N
     curvature_gram  Z' diag(w * kappa(r)) Z       H's data term; J_new - J_prev
     unit_gram       Z' diag(w) Z                  the majorizer M's data term
+    score_gram      Z' diag(w * score(r)^2) Z     S_new - S_prev (the meat, amendment 0003)
 
 :class:`LocalDataTerms` forms them from a batch in memory (the NumPy
 reference and the framework backends); a batch spread over partitions adds
@@ -40,11 +41,12 @@ class DataTerms(Protocol):
     def score_product(self, point: Any) -> Array: ...
     def curvature_gram(self, point: Any) -> Array: ...
     def unit_gram(self) -> Array: ...
+    def closing_grams(self, point: Any, meat: bool) -> tuple[Array, Any]: ...
 
 
 @dataclass
 class LocalDataTerms:
-    """The four sums over a batch held as arrays of ``ops`` (the point's
+    """The five sums over a batch held as arrays of ``ops`` (the point's
     handle is its residual r = y - Z theta)."""
 
     ops: ArrayOps
@@ -69,3 +71,12 @@ class LocalDataTerms:
 
     def unit_gram(self) -> Array:
         return weighted_gram(self.ops, self.design, self.weights)
+
+    def score_gram(self, residual: Array) -> Array:
+        score = huber_score(self.ops, residual, self.tau)
+        return weighted_gram(self.ops, self.design, self.weights * (score * score))
+
+    def closing_grams(self, residual: Array, meat: bool) -> tuple[Array, Any]:
+        """The closing's Grams at theta_hat: the curvature Gram, and the score
+        Gram when ``meat`` (else None)."""
+        return self.curvature_gram(residual), self.score_gram(residual) if meat else None

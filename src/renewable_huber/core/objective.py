@@ -71,6 +71,4 @@ class SurrogateObjective:
             self._majorizer = self.ops.add_to_diagonal(scaled, self.ridge)
         return self._majorizer
 
-    def closing_information(self, residual: Any) -> Array:
-        """J_new = J_prev + Z' diag(w kappa(r_hat)) Z (ALGORITHM.md, "Closing the batch")."""
-        return self.information_prev + self.data.curvature_gram(residual)
+

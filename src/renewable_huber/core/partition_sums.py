@@ -27,7 +27,7 @@ from .data_terms import LocalDataTerms
 from .update import absorb_batch, batch_schedules
 
 #: the terms a partition can form (data_terms.py)
-TERMS = ("loss", "score_product", "curvature_gram", "unit_gram")
+TERMS = ("loss", "score_product", "curvature_gram", "unit_gram", "score_gram")
 
 
 @dataclass
@@ -40,6 +40,7 @@ class PartitionSums:
     score_product: Optional[np.ndarray] = None  # d, float64
     curvature_gram: Optional[np.ndarray] = None  # d x d, float64
     unit_gram: Optional[np.ndarray] = None  # d x d, float64
+    score_gram: Optional[np.ndarray] = None  # d x d, float64
 
 
 def check_terms(terms: Iterable[str]) -> frozenset:
@@ -70,6 +71,7 @@ def reference_partition_sums(
         score_product=host(data.score_product(point)) if "score_product" in terms else None,
         curvature_gram=host(data.curvature_gram(point)) if "curvature_gram" in terms else None,
         unit_gram=host(data.unit_gram()) if "unit_gram" in terms else None,
+        score_gram=host(data.score_gram(point)) if "score_gram" in terms else None,
     )
 
 
@@ -94,6 +96,7 @@ def add_partition_sums(parts: Sequence[PartitionSums]) -> PartitionSums:
         score_product=added("score_product"),
         curvature_gram=added("curvature_gram"),
         unit_gram=added("unit_gram"),
+        score_gram=added("score_gram"),
     )
 
 
@@ -144,6 +147,14 @@ class PartitionedDataTerms:
 
     def curvature_gram(self, point: _Point) -> Array:
         return self.ops.asarray(self._term(point, "curvature_gram", frozenset({"curvature_gram"})))
+
+    def closing_grams(self, point: _Point, meat: bool) -> tuple[Array, Any]:
+        """The curvature Gram and, with ``meat``, the score Gram at theta_hat: one round."""
+        if not meat:
+            return self.curvature_gram(point), None
+        together = frozenset({"curvature_gram", "score_gram"})
+        return (self.ops.asarray(self._term(point, "curvature_gram", together)),
+                self.ops.asarray(self._term(point, "score_gram", together)))
 
     def unit_gram(self) -> Array:
         if self._unit_gram is None:

@@ -118,10 +118,12 @@ def absorb_batch(
         result = damped_newton(objective, config.max_iter, config.tol)
         reported_objective = result.objective
 
+    curvature_gram, score_gram = data.closing_grams(objective.residual(result.theta), state.meat is not None)
     next_state = replace(
         state,
         coefficients=result.theta,
-        information=objective.closing_information(objective.residual(result.theta)),
+        information=objective.information_prev + curvature_gram,
+        meat=None if state.meat is None else ops.asarray(state.meat) + score_gram,
         n_samples_seen=state.n_samples_seen + n_rows,
         batch_count=state.batch_count + 1,
         previous_lambda=lam,
