@@ -22,6 +22,7 @@ BAD_CONFIG = "Invalid renewable-huber checkpoint configuration"
 METADATA_KEYS = {
     "format_version", "config", "n_samples_seen", "batch_count", "previous_lambda",
     "n_features_in", "fit_intercept", "weight_sum", "feature_names_in",
+    "converged_batches",  # format 3 (amendment 0003)
 }
 
 
@@ -99,7 +100,7 @@ def test_file_content(dtype, batches, tmp_path):
     assert raw.shape == () and raw.dtype.kind == "U"
     metadata = json.loads(str(raw))
     assert set(metadata) == METADATA_KEYS
-    assert metadata["format_version"] == 2
+    assert metadata["format_version"] == 3  # amendment 0003 (an l1 model keeps no meat: no meat array)
     assert list(metadata["config"]) == list(model.get_params())
     assert metadata["config"] == model.get_params()
     assert metadata["config"]["backend"] == "auto" and metadata["config"]["device"] == "auto"  # "auto" kept
@@ -421,7 +422,7 @@ def _mutations():
 
     return {
         # (mutation of the metadata, expected message)
-        "version-3": (put("format_version", 3), UNSUPPORTED),
+        "version-4": (put("format_version", 4), UNSUPPORTED),  # 3: amendment 0003
         "version-0": (put("format_version", 0), UNSUPPORTED),
         "version-string": (put("format_version", "2"), UNSUPPORTED),
         "version-true": (put("format_version", True), UNSUPPORTED),
@@ -564,6 +565,7 @@ def test_state_dict_contents(fitted):
     assert list(d) == [
         "config", "coefficients", "information", "n_samples_seen", "batch_count", "previous_lambda",
         "n_features_in", "fit_intercept", "weight_sum", "feature_names_in",
+        "meat", "converged_batches",  # amendment 0003
     ]
     assert d["config"] == fitted.get_params()
     json.dumps(d["config"])
@@ -572,7 +574,7 @@ def test_state_dict_contents(fitted):
     assert (type(d["n_samples_seen"]), type(d["batch_count"]), type(d["n_features_in"])) == (int, int, int)
     assert type(d["previous_lambda"]) is float and type(d["weight_sum"]) is float
     assert d["fit_intercept"] is True and d["feature_names_in"] is None
-    json.dumps({k: v for k, v in d.items() if k not in ("coefficients", "information")})
+    json.dumps({k: v for k, v in d.items() if k not in ("coefficients", "information", "meat")})
 
 
 def test_load_state_dict_round_trip_and_validation(fitted, batches, raises_exact, assert_untouched):

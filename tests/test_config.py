@@ -25,6 +25,7 @@ DOCUMENTED_DEFAULTS = [
     ("n_jobs", None),
     ("cuda_graphs", False),
     ("cuda_fast_math", False),
+    ("inference", True),  # amendment 0003 (issue 27): the 15th parameter
 ]
 
 # (param, bad values, message) in the order of the API.md table
@@ -43,6 +44,7 @@ INVALID = [
     ("n_jobs", [0, -2, 1.5, True, "2"], "n_jobs must be None, -1, or a positive integer"),
     ("cuda_graphs", [1, None, "true"], "cuda_graphs must be a boolean"),
     ("cuda_fast_math", [0, None, "false"], "cuda_fast_math must be a boolean"),
+    ("inference", [1, 0, None, "true", np.bool_(True)], "inference must be a boolean"),
 ]
 
 VALID = [
@@ -60,6 +62,7 @@ VALID = [
     ("n_jobs", [None, -1, 1, 8, np.int64(2)]),
     ("cuda_graphs", [True, False]),
     ("cuda_fast_math", [True, False]),
+    ("inference", [True, False]),
 ]
 
 
@@ -67,7 +70,7 @@ def defaults() -> dict:
     return dict(DOCUMENTED_DEFAULTS)
 
 
-def test_get_params_returns_the_14_parameters_in_constructor_order_with_defaults():
+def test_get_params_returns_the_15_parameters_in_constructor_order_with_defaults():
     params = RenewableHuberRegressor().get_params()
     assert list(params.items()) == DOCUMENTED_DEFAULTS
     assert list(RenewableHuberRegressor().get_params(deep=False)) == [name for name, _ in DOCUMENTED_DEFAULTS]

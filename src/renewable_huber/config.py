@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 from .exceptions import ValidationError
 
-#: The 14 constructor parameters, in the order ``get_params`` returns them.
+#: The 15 constructor parameters, in the order ``get_params`` returns them
+#: (``inference``, amendment 0003, after the 14 of spec/API.md).
 PARAMETER_DEFAULTS: dict[str, Any] = {
     "tau": 1.345,
     "penalty": "none",
@@ -34,6 +35,7 @@ PARAMETER_DEFAULTS: dict[str, Any] = {
     "n_jobs": None,
     "cuda_graphs": False,
     "cuda_fast_math": False,
+    "inference": True,
 }
 PARAMETER_NAMES: tuple[str, ...] = tuple(PARAMETER_DEFAULTS)
 
@@ -144,6 +146,8 @@ def validate_params(params: Mapping[str, Any]) -> None:
         fail("cuda_fast_math must be a boolean")
     if p["backend"] == "native_cuda" and p["cuda_fast_math"] and p["dtype"] != "float32":
         fail("cuda_fast_math requires dtype='float32'")
+    if not isinstance(p["inference"], bool):
+        fail("inference must be a boolean")
 
 
 @functools.lru_cache(maxsize=256)

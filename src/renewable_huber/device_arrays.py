@@ -210,6 +210,20 @@ def _any_allocator(index: int, rows: int, dtype: str) -> Any:
         return None
 
 
+def host_copy(value: Any) -> Any:
+    """A NumPy copy of an array of any framework, wherever it lives."""
+    framework = framework_of(value)
+    if framework == "cupy":
+        return value.get()
+    if framework == "torch":
+        return value.detach().cpu().numpy()
+    if framework == "tensorflow":
+        return value.numpy()
+    import numpy as np
+
+    return np.asarray(value)
+
+
 def _float64(value: Any) -> Any:
     framework = framework_of(value)
     if framework == "torch":

@@ -16,6 +16,7 @@ from .config import PARAMETER_DEFAULTS, PARAMETER_NAMES, SolverConfig, checked_s
 from .config import validate_params
 from .core.diagnostics import UpdateDiagnostics
 from .exceptions import NotFittedError
+from .inference import StatisticalInference, prediction_std
 from .model_lock import LOCK_ATTRIBUTE, ModelLock, serialized
 from .state import RenewableHuberState
 from .stream import Stream, rolling_back
@@ -30,12 +31,14 @@ _FITTED_ATTRIBUTES = ("coef_", "intercept_", "n_features_in_", "feature_names_in
 Step = Callable[[Optional[Stream], Mapping[str, Any], SolverConfig], Optional[Stream]]
 
 
-class RenewableHuberRegressor(ModelLock):
+class RenewableHuberRegressor(StatisticalInference, ModelLock):
     """Streaming Huber regression that keeps only coefficients and a d x d information matrix.
 
     Each call to :meth:`partial_fit` absorbs one batch with the renewable update
     of spec/ALGORITHM.md (damped Newton for ``penalty="none"``, LAMM for
     ``penalty="l1"``); :meth:`fit` starts a new stream with one batch.
+    Standard errors, p-values, intervals and a summary come from the same
+    d x d state (``bse_``, ``summary()``: inference.py, docs/inference.md).
 
     Parameters
     ----------
@@ -63,6 +66,9 @@ class RenewableHuberRegressor(ModelLock):
         Threads of the native CPU engine (None: library default, -1: all cores).
     cuda_graphs, cuda_fast_math : bool, default=False
         Options of the native CUDA engine.
+    inference : bool, default=True
+        Accumulate what standard errors need (the meat S beside J: one more
+        weighted Gram per batch); False skips it and refuses inference.
 
     Examples
     --------
@@ -81,7 +87,8 @@ class RenewableHuberRegressor(ModelLock):
     def __init__(self, *, tau: float = 1.345, penalty: str = "none", lambda_scale: float = 1.0,
                  bandwidth_scale: float = 1.0, fit_intercept: bool = True, max_iter: int = 100, tol: float = 1e-6,
                  ridge: float = 1e-8, backend: str = "auto", device: str = "auto", dtype: str = "float64",
-                 n_jobs: Optional[int] = None, cuda_graphs: bool = False, cuda_fast_math: bool = False) -> None:
+                 n_jobs: Optional[int] = None, cuda_graphs: bool = False, cuda_fast_math: bool = False,
+                 inference: bool = True) -> None:
         self.tau = tau
         self.penalty = penalty
         self.lambda_scale = lambda_scale
@@ -96,10 +103,11 @@ class RenewableHuberRegressor(ModelLock):
         self.n_jobs = n_jobs
         self.cuda_graphs = cuda_graphs
         self.cuda_fast_math = cuda_fast_math
+        self.inference = inference
 
     # ------------------------------------------------------------------ parameters
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The 14 constructor parameters, in constructor order."""
+        """The 15 constructor parameters, in constructor order."""
         return {name: getattr(self, name) for name in PARAMETER_NAMES}
 
     @serialized
@@ -186,9 +194,15 @@ class RenewableHuberRegressor(ModelLock):
 
     # ------------------------------------------------------------------ prediction
     @serialized
-    def predict(self, X: Any) -> Any:
-        """``X @ coef_ + intercept_`` in the backend's array type."""
-        return self._fitted_stream().predict(X, type(self).__name__)
+    def predict(self, X: Any, return_std: bool = False) -> Any:
+        """``X @ coef_ + intercept_`` in the backend's array type; with
+        ``return_std``, also the standard error of each mean prediction
+        (a host NumPy array)."""
+        stream, name = self._fitted_stream(), type(self).__name__
+        if not return_std:
+            return stream.predict(X, name)
+        X = stream.features(X, name)
+        return stream.backend.predict(stream.state, X), prediction_std(self._inference(), X, self.fit_intercept)
 
     @serialized
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -50,6 +50,10 @@ def system_overflow_message(dtype_name: str) -> str:
             "scale X and y (for example, standardize each column) and fit again")
 
 
+class InferenceWarning(UserWarning):
+    """Standard errors rest on a singular information matrix: some coefficients are not identified (NaN)."""
+
+
 class BackendContractError(RenewableHuberError, TypeError):
     """A transport (DLPack) refused an input: dtype, contiguity, device or protocol."""
 
@@ -78,4 +82,5 @@ __all__ = [
     "NativeEngineError",
     "NumericalOverflowError",
     "ConvergenceWarning",
+    "InferenceWarning",
 ]

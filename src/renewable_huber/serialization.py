@@ -1,9 +1,12 @@
-"""The checkpoint codec: compressed ``.npz`` (format v2, v1 readable), no pickle.
+"""The checkpoint codec: compressed ``.npz`` (format v3; v2 and v1 readable), no pickle.
 
 A checkpoint holds exactly ``coefficients`` (d), ``information`` (d x d) in the
-model dtype and ``metadata``, a 0-d unicode array of JSON. Every decoding
-failure maps to one documented ValidationError message (spec/API.md,
-"Checkpoints"); files are written to a temporary name and renamed.
+model dtype, ``metadata``, a 0-d unicode array of JSON, and from format 3 on
+``meat`` (d x d) when the stream tracks it (amendment 0003; absent when the
+model has ``inference=False`` or its meat is unknown: a stream resumed from
+a format 2 file). Every decoding failure maps to one documented
+ValidationError message (spec/API.md, "Checkpoints"); files are written to
+a temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ from .config import PARAMETER_NAMES
 from .exceptions import ValidationError
 from .state import RenewableHuberState
 
-FORMAT_VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+SUPPORTED_VERSIONS = (1, 2, 3)
 ARRAY_KEYS = frozenset({"coefficients", "information", "metadata"})
+#: format 3 adds the meat, when it is known
+OPTIONAL_ARRAY_KEYS = frozenset({"meat"})
 
 CORRUPTED = "Invalid or corrupted renewable-huber checkpoint"
 UNSUPPORTED = "Unsupported renewable-huber checkpoint format"
@@ -36,6 +41,7 @@ class CheckpointPayload:
     config: dict[str, Any]
     state: RenewableHuberState
     feature_names: Optional[list]
+    converged_batches: Optional[int] = None
 
 
 def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, Any]) -> Path:
@@ -58,18 +64,18 @@ def write_checkpoint(path: "os.PathLike[str] | str", state_dict: Mapping[str, An
         "fit_intercept": state_dict["fit_intercept"],
         "weight_sum": state_dict["weight_sum"],
         "feature_names_in": state_dict["feature_names_in"],
+        "converged_batches": state_dict.get("converged_batches"),
     }
     temporary = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        arrays = {"coefficients": np.ascontiguousarray(state_dict["coefficients"]),
+                  "information": np.ascontiguousarray(state_dict["information"])}
+        if state_dict.get("meat") is not None:
+            arrays["meat"] = np.ascontiguousarray(state_dict["meat"])
         with os.fdopen(descriptor, "wb") as handle:
-            np.savez_compressed(
-                handle,
-                coefficients=np.ascontiguousarray(state_dict["coefficients"]),
-                information=np.ascontiguousarray(state_dict["information"]),
-                metadata=np.array(json.dumps(metadata, allow_nan=False)),
-            )
+            np.savez_compressed(handle, **arrays, metadata=np.array(json.dumps(metadata, allow_nan=False)))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
@@ -120,22 +126,25 @@ def read_checkpoint(path: "os.PathLike[str] | str") -> CheckpointPayload:
             if not isinstance(archive, np.lib.npyio.NpzFile):  # a bare .npy array, not an archive
                 raise ValueError("not an npz archive")
             with archive:
-                if set(archive.files) != ARRAY_KEYS:
+                if not ARRAY_KEYS <= set(archive.files) <= ARRAY_KEYS | OPTIONAL_ARRAY_KEYS:
                     raise ValueError("unexpected arrays")
                 coefficients = archive["coefficients"]
                 information = archive["information"]
+                meat = archive["meat"] if "meat" in archive.files else None
                 raw_metadata = archive["metadata"]
         if raw_metadata.shape != () or raw_metadata.dtype.kind != "U":
             raise ValueError("metadata is not a 0-d string")
         metadata = json.loads(str(raw_metadata))
         if not isinstance(metadata, dict):
             raise ValueError("metadata is not an object")
-        for array in (coefficients, information):
-            if array.dtype.kind != "f":
+        for array in (coefficients, information, meat):
+            if array is not None and array.dtype.kind != "f":
                 raise ValueError("arrays must be floating point")
     except Exception as exc:  # any decode failure: zip, zlib, npy header, JSON, ...
         raise ValidationError(CORRUPTED) from exc
-    return _payload_from_metadata(metadata, coefficients, information)
+    if meat is not None and metadata.get("format_version") in (1, 2):
+        raise ValidationError(CORRUPTED)  # a format older than the meat cannot hold one
+    return _payload_from_metadata(metadata, coefficients, information, meat)
 
 
 def payload_from_state_dict(state_dict: Mapping[str, Any]) -> CheckpointPayload:
@@ -147,12 +156,14 @@ def payload_from_state_dict(state_dict: Mapping[str, Any]) -> CheckpointPayload:
     try:
         coefficients = np.asarray(metadata.pop("coefficients"))
         information = np.asarray(metadata.pop("information"))
-        for array in (coefficients, information):
-            if array.dtype.kind not in "fiu":
+        meat = metadata.pop("meat", None)  # a state dict of a version without inference has none
+        meat = None if meat is None else np.asarray(meat)
+        for array in (coefficients, information, meat):
+            if array is not None and array.dtype.kind not in "fiu":
                 raise ValueError("arrays must be numeric")
     except (KeyError, ValueError, TypeError) as exc:
         raise ValidationError(CORRUPTED) from exc
-    return _payload_from_metadata(metadata, coefficients, information)
+    return _payload_from_metadata(metadata, coefficients, information, meat)
 
 
 def _integer(value: Any) -> int:
@@ -170,7 +181,8 @@ def _real(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information: np.ndarray) -> CheckpointPayload:
+def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information: np.ndarray,
+                           meat: Optional[np.ndarray]) -> CheckpointPayload:
     version = metadata.get("format_version")
     if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
         raise ValidationError(UNSUPPORTED)
@@ -183,6 +195,11 @@ def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information
             raise ValueError("fit_intercept must be a boolean")
         n_samples_seen = _integer(metadata["n_samples_seen"])
         weight_sum: Optional[float]
+        converged = metadata.get("converged_batches") if version >= 3 else None
+        if converged is not None:
+            converged, batches = _integer(converged), _integer(metadata["batch_count"])
+            if converged < 0 or 0 <= batches < converged:  # (a negative batch_count is refused by name later)
+                raise ValueError("converged_batches must be between 0 and batch_count")
         if version == 1:
             weight_sum, names = None, None
         else:
@@ -201,7 +218,8 @@ def _payload_from_metadata(metadata: dict, coefficients: np.ndarray, information
             n_features_in=_integer(metadata["n_features_in"]),
             fit_intercept=fit_intercept,
             weight_sum=weight_sum,
+            meat=meat,
         )
     except (KeyError, ValueError, TypeError) as exc:
         raise ValidationError(CORRUPTED) from exc
-    return CheckpointPayload(config=dict(config), state=state, feature_names=names)
+    return CheckpointPayload(config=dict(config), state=state, feature_names=names, converged_batches=converged)

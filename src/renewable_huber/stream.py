@@ -54,6 +54,8 @@ class Stream:
     #: backend="auto"'s record of its choice (None when a backend was named, or after a checkpoint)
     auto_dispatch: Optional[dict]
     dtype: str
+    #: batches whose solver converged (None: unknown, a stream resumed from a format 1 or 2 checkpoint)
+    converged_batches: Optional[int] = 0
 
     # ------------------------------------------------------------------ transitions
     @classmethod
@@ -70,7 +72,8 @@ class Stream:
         choosing = engine is None
         if choosing:
             engine, dispatch = engine_choice.choose_cpu_engine(params, batch.n_rows, batch.n_features, previous)
-        empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"])
+        empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"],
+                                           tracks_meat(params))
         try:
             state, diagnostics = engine.backend.update(empty, batch.X, batch.y, batch.sample_weight, config)
         except Exception as exc:
@@ -78,9 +81,11 @@ class Stream:
                 raise
             # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
             engine, dispatch = engine_choice.numpy_fallback(params, dispatch, exc)
-            empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"])
+            empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"],
+                                               tracks_meat(params))
             state, diagnostics = engine.backend.update(empty, batch.X, batch.y, batch.sample_weight, config)
-        return cls(engine.backend, engine.signature, state, batch.names, diagnostics, dispatch, params["dtype"])
+        return cls(engine.backend, engine.signature, state, batch.names, diagnostics, dispatch, params["dtype"],
+                   int(diagnostics.converged))
 
     def then(self, params: Mapping[str, Any], config: SolverConfig, X: Any, y: Any, sample_weight: Any,
              estimator_name: str) -> "Stream":
@@ -119,9 +124,12 @@ class Stream:
                 f"a batch spread over partitions is solved on the CPU, but this model's backend "
                 f"{engine.backend.name!r} keeps its state elsewhere: use backend='auto', 'numpy' or 'native_cpu'")
         if state is None:
-            state = engine.backend.empty_state(n_features, params["fit_intercept"], params["dtype"])
+            state = engine.backend.empty_state(n_features, params["fit_intercept"], params["dtype"],
+                                               tracks_meat(params))
         next_state, diagnostics = transition(state, config)
-        return cls(engine.backend, engine.signature, next_state, names, diagnostics, dispatch, params["dtype"])
+        converged = 0 if current is None else current.converged_batches
+        return cls(engine.backend, engine.signature, next_state, names, diagnostics, dispatch, params["dtype"],
+                   None if converged is None else converged + int(diagnostics.converged))
 
     @classmethod
     def resumed(cls, payload: CheckpointPayload, params: Mapping[str, Any]) -> "Stream":
@@ -142,7 +150,8 @@ class Stream:
                 raise ValidationError("checkpoint feature names do not match feature metadata")
             names = np.asarray(list(names), dtype=object)
         backend_state = engine.backend.as_backend_state(host_state)  # may fail (device memory): nothing changed yet
-        return cls(engine.backend, engine.signature, backend_state, names, None, None, params["dtype"])
+        return cls(engine.backend, engine.signature, backend_state, names, None, None, params["dtype"],
+                   payload.converged_batches)
 
     def check_compatible(self, params: Mapping[str, Any]) -> None:
         """Refuse parameters that cannot continue this stream."""
@@ -152,8 +161,9 @@ class Stream:
             raise ValidationError("dtype cannot change during a stream; call fit or reset first")
 
     def _with(self, state: RenewableHuberState, diagnostics: UpdateDiagnostics) -> "Stream":
+        converged = None if self.converged_batches is None else self.converged_batches + int(diagnostics.converged)
         return Stream(self.backend, self.signature, state, self.feature_names, diagnostics, self.auto_dispatch,
-                      self.dtype)
+                      self.dtype, converged)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -167,7 +177,11 @@ class Stream:
 
     def predict(self, X: Any, estimator_name: str) -> Any:
         """``X coef + intercept`` in the backend's array type."""
-        return self.backend.predict(self.state, inputs.features(self.backend, X, self.expected, estimator_name))
+        return self.backend.predict(self.state, self.features(X, estimator_name))
+
+    def features(self, X: Any, estimator_name: str) -> Any:
+        """X validated for this stream's engine (names, width, finiteness), where it lives."""
+        return inputs.features(self.backend, X, self.expected, estimator_name)
 
     def score(self, X: Any, y: Any, sample_weight: Any, estimator_name: str) -> float:
         prediction = self.predict(X, estimator_name)
@@ -191,6 +205,8 @@ class Stream:
             "fit_intercept": bool(state.fit_intercept),
             "weight_sum": None if state.weight_sum is None else float(state.weight_sum),
             "feature_names_in": None if self.feature_names is None else [str(n) for n in self.feature_names],
+            "meat": state.meat,
+            "converged_batches": self.converged_batches,
         }
 
     def fitted_attributes(self) -> dict[str, Any]:
@@ -229,7 +245,7 @@ class Stream:
         device memory) are rebuilt on unpickling."""
         return {"backend": (self.backend.name, self.backend.device), "signature": self.signature,
                 "state": self.host_state(), "feature_names": self.feature_names, "diagnostics": self.diagnostics,
-                "auto_dispatch": self.auto_dispatch, "dtype": self.dtype}
+                "auto_dispatch": self.auto_dispatch, "dtype": self.dtype, "converged_batches": self.converged_batches}
 
     def __setstate__(self, pickled: dict[str, Any]) -> None:
         from .backends.registry import create_backend
@@ -241,8 +257,15 @@ class Stream:
         for field, value in (("backend", backend), ("signature", signature),
                              ("state", backend.as_backend_state(pickled["state"])),
                              ("feature_names", pickled["feature_names"]), ("diagnostics", pickled["diagnostics"]),
-                             ("auto_dispatch", pickled["auto_dispatch"]), ("dtype", pickled["dtype"])):
+                             ("auto_dispatch", pickled["auto_dispatch"]), ("dtype", pickled["dtype"]),
+                             ("converged_batches", pickled["converged_batches"])):
             object.__setattr__(self, field, value)
+
+
+def tracks_meat(params: Mapping[str, Any]) -> bool:
+    """Whether a new stream accumulates the meat: inference on, and no L1
+    penalty (which refuses inference)."""
+    return bool(params["inference"]) and params["penalty"] == "none"
 
 
 @contextlib.contextmanager
