@@ -44,17 +44,23 @@ class HostCudaEngine:
         self.updates = 0
 
     # ------------------------------------------------------------------ state
-    def restore(self, coefficients: np.ndarray, information: np.ndarray, counters: Any) -> None:
+    def restore(self, coefficients: np.ndarray, information: np.ndarray, counters: Any,
+                meat: Optional[np.ndarray] = None) -> None:
         self._revertible = False
         self._state = RenewableHuberState(
             coefficients=np.array(coefficients, dtype=self.dtype), information=np.array(information, dtype=self.dtype),
             n_samples_seen=int(counters.n_samples_seen), batch_count=int(counters.batch_count),
             previous_lambda=float(counters.previous_lambda), n_features_in=self.n_features,
-            fit_intercept=self.fit_intercept, weight_sum=float(counters.weight_sum))
+            fit_intercept=self.fit_intercept, weight_sum=float(counters.weight_sum),
+            meat=None if meat is None else np.array(meat, dtype=self.dtype))
 
-    def copy_state(self, coefficients: np.ndarray, information: np.ndarray) -> Any:
+    def copy_state(self, coefficients: np.ndarray, information: np.ndarray, meat: Optional[np.ndarray] = None) -> Any:
         coefficients[...] = self._state.coefficients
         information[...] = self._state.information
+        if meat is not None:
+            if self._state.meat is None:
+                raise native.EngineError("the engine keeps no meat: it was restored without one", "invalid_state")
+            meat[...] = self._state.meat
         return self.counters()
 
     def counters(self) -> Any:

@@ -30,12 +30,30 @@ def _requires(name):
     return pytest.mark.skipif(not availability(name)[0], reason=f"{name}: {availability(name)[1]}")
 
 
+#: (backend, device); "host-stand-in": native_cuda over tests/host_cuda_engine.py (CI)
 ENGINES = [
-    pytest.param("numpy", id="numpy"),
-    pytest.param("native_cpu", id="native_cpu", marks=_requires("native_cpu")),
-    pytest.param("torch", id="torch-cpu", marks=_requires("torch")),
-    pytest.param("tensorflow", id="tensorflow-cpu", marks=_requires("tensorflow")),
+    pytest.param(("numpy", "cpu"), id="numpy"),
+    pytest.param(("native_cpu", "cpu"), id="native_cpu", marks=_requires("native_cpu")),
+    pytest.param(("torch", "cpu"), id="torch-cpu", marks=_requires("torch")),
+    pytest.param(("tensorflow", "cpu"), id="tensorflow-cpu", marks=_requires("tensorflow")),
+    pytest.param(("native_cuda", "host-stand-in"), id="native_cuda-stand-in", marks=_requires("native_cuda")),
+    pytest.param(("native_cuda", "cuda"), id="native_cuda", marks=[pytest.mark.gpu, _requires("native_cuda")]),
+    pytest.param(("cupy", "cuda"), id="cupy", marks=[pytest.mark.gpu, _requires("cupy")]),
+    pytest.param(("torch", "cuda"), id="torch-cuda", marks=[pytest.mark.gpu, _requires("torch")]),
 ]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, monkeypatch):
+    """(backend, device) to fit with."""
+    backend, device = request.param
+    if device == "host-stand-in":
+        import host_cuda_engine
+
+        with host_cuda_engine.installed(monkeypatch):
+            yield backend, "cuda"
+        return
+    yield backend, device
 
 
 def heavy_tailed(n, p, seed, outliers=0.05, intercept=0.3):
@@ -49,22 +67,22 @@ def heavy_tailed(n, p, seed, outliers=0.05, intercept=0.3):
     return X, y, beta
 
 
-def stream(backend, X, y, batches, dtype="float64", **params):
-    model = RenewableHuberRegressor(backend=backend, dtype=dtype, **params)
+def stream(engine, X, y, batches, dtype="float64", **params):
+    backend, device = engine if isinstance(engine, tuple) else (engine, "cpu")
+    model = RenewableHuberRegressor(backend=backend, device=device, dtype=dtype, **params)
     for rows in np.array_split(np.arange(len(y)), batches):
         model.partial_fit(X[rows], y[rows])
     return model
 
 
 # ---------------------------------------------------------------- the meat and the covariance
-@pytest.mark.parametrize("backend", ENGINES)
-def test_the_covariance_is_the_sandwich_of_the_engines_own_per_batch_quantities(backend):
+def test_the_covariance_is_the_sandwich_of_the_engines_own_per_batch_quantities(engine):
     """J and S rebuilt here batch by batch from each batch's final coefficients
     and bandwidth (the engine's own diagnostics), then N/(N-d) J^-1 S J^-1,
     against the state and cov_params() (intercept first)."""
     X, y, _ = heavy_tailed(3000, 4, seed=1)
     w = np.random.default_rng(2).integers(1, 4, size=3000).astype(float)
-    model = RenewableHuberRegressor(backend=backend)
+    model = RenewableHuberRegressor(backend=engine[0], device=engine[1])
     ops = NumpyOps("float64")
     J = S = 0.0
     for rows in np.array_split(np.arange(3000), 6):
@@ -85,23 +103,21 @@ def test_the_covariance_is_the_sandwich_of_the_engines_own_per_batch_quantities(
     np.testing.assert_allclose(model.bse_, np.sqrt(np.diag(cov))[order], rtol=1e-7)
 
 
-@pytest.mark.parametrize("backend", ENGINES)
-def test_streamed_standard_errors_equal_the_full_data_fits(backend):
+def test_streamed_standard_errors_equal_the_full_data_fits(engine):
     """20 batches against one batch of the same rows, N = 200,000, heavy tails and outliers: within 2%."""
     X, y, _ = heavy_tailed(200_000, 5, seed=3)
-    streamed = stream(backend, X, y, 20)
-    full = stream(backend, X, y, 1)
+    streamed = stream(engine, X, y, 20)
+    full = stream(engine, X, y, 1)
     np.testing.assert_allclose(streamed.bse_, full.bse_, rtol=0.02)
     np.testing.assert_allclose(streamed.coef_, full.coef_, atol=4 * float(np.max(full.bse_)))
 
 
 @pytest.mark.parametrize("dtype, rtol", [("float64", 1e-9), ("float32", 5e-4)])
-@pytest.mark.skipif(not availability("native_cpu")[0], reason="native_cpu is not installed")
-def test_native_cpu_and_the_reference_agree(dtype, rtol):
-    for n, p in [(2000, 4), (60_000, 10)]:  # the reference-order path and the fast one
+def test_every_engine_agrees_with_the_reference(engine, dtype, rtol):
+    for n, p in [(2000, 4), (60_000, 10)]:  # native_cpu: the reference-order path and the fast one
         X, y, _ = heavy_tailed(n, p, seed=4)
         X, y = X.astype(dtype), y.astype(dtype)
-        a, b = (stream(backend, X, y, 4, dtype=dtype) for backend in ("numpy", "native_cpu"))
+        a, b = (stream(e, X, y, 4, dtype=dtype) for e in (("numpy", "cpu"), engine))
         np.testing.assert_allclose(b.state_.meat, a.state_.meat, rtol=rtol, atol=rtol * np.abs(a.state_.meat).max())
         np.testing.assert_allclose(b.bse_, a.bse_, rtol=10 * rtol)
 

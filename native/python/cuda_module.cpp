@@ -64,25 +64,30 @@ public:
           engine_(
               options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice)) {}
 
-    void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters) {
+    void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters,
+                 std::optional<HostArray> meat) {
         check_host(coefficients, d_, "coefficients");
         check_host(information, d_ * d_, "information");
+        if (meat) check_host(*meat, d_ * d_, "meat");
         auto state = rh::cuda_abi::make<rh_cuda_host_state>();
         state.coefficients = coefficients.data();
         state.information = information.data();
         state.n_parameters = d_;
         state.counters = to_abi(counters);
+        state.meat = meat ? meat->data() : nullptr;
         nb::gil_scoped_release released;
         engine_.restore_state(state);
     }
 
-    rh::core::StateCounters copy_state(HostArray coefficients, HostArray information) {
+    rh::core::StateCounters copy_state(HostArray coefficients, HostArray information, std::optional<HostArray> meat) {
         check_host(coefficients, d_, "coefficients");
         check_host(information, d_ * d_, "information");
+        if (meat) check_host(*meat, d_ * d_, "meat");
         auto state = rh::cuda_abi::make<rh_cuda_host_state>();
         state.coefficients = coefficients.data();
         state.information = information.data();
         state.n_parameters = d_;
+        state.meat = meat ? meat->data() : nullptr;
         {
             nb::gil_scoped_release released;
             engine_.copy_state(state);
@@ -405,8 +410,11 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
             },
             "device"_a, "dtype"_a, "n_features"_a, "fit_intercept"_a, "cuda_graphs"_a = false, "fast_math"_a = false,
             "stream"_a = 0, "solver_choice"_a = 0)
-        .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a)
-        .def("copy_state", &Engine::copy_state, "coefficients"_a.noconvert(), "information"_a.noconvert())
+        .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a,
+             "meat"_a.noconvert().none() = nb::none(),
+             "the engine's state from host arrays; with a meat the engine accumulates it (amendment 0003)")
+        .def("copy_state", &Engine::copy_state, "coefficients"_a.noconvert(), "information"_a.noconvert(),
+             "meat"_a.noconvert().none() = nb::none())
         .def("counters", &Engine::counters)
         .def("revert", &Engine::revert, "puts back the state the last successful update replaced (once)")
         .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),

@@ -212,6 +212,36 @@ def test_revert_puts_back_what_the_last_update_replaced(dtype):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_engine_keeps_the_meat_only_when_restored_with_one(dtype):
+    """C ABI 1.4: restore with a meat and the engine accumulates it (equal to
+    the reference's); without one, a copy that asks for it is refused."""
+    from renewable_huber.core import NumpyOps, renewable_update
+
+    native = adapter._native
+    cfg_py = config("none")
+    cfg = adapter.native_adapter.NativeConfigs(native)(cfg_py)
+    engine = native.Engine(0, dtype, 3, True, False, False)
+    d = 4
+    zeros = lambda *shape: np.zeros(shape, dtype)  # noqa: E731
+    counters = native.StateCounters(n_features_in=3, fit_intercept=True, n_samples_seen=0, batch_count=0,
+                                    previous_lambda=0.0, weight_sum=0.0)
+    engine.restore(zeros(d), zeros(d, d), counters)
+    with pytest.raises(native.EngineError, match="keeps no meat"):
+        engine.copy_state(zeros(d), zeros(d, d), zeros(d, d))
+    engine.restore(zeros(d), zeros(d, d), counters, zeros(d, d))
+    state = RenewableHuberState.empty(3, True, dtype)
+    for seed in (1, 2):
+        X, y = (a.astype(dtype) for a in linear(700, 3, seed))
+        engine.update_host(X, y, None, cfg, np.empty(d, dtype))
+        state, _ = renewable_update(NumpyOps(dtype), state, X, y, None, cfg_py)
+    meat = zeros(d, d)
+    engine.copy_state(zeros(d), zeros(d, d), meat)
+    rtol = 1e-9 if dtype == "float64" else 5e-4
+    np.testing.assert_allclose(meat, state.meat, rtol=rtol, atol=rtol * np.abs(state.meat).max())
+
+
+@gpu
 @pytest.mark.parametrize("method", ["partial_fit", "fit"])
 def test_out_of_memory_leaves_the_model_usable(method):
     """A batch too large for what is left of the device's memory fails

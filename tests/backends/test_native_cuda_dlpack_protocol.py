@@ -77,10 +77,12 @@ class RecordingEngine:
     def restore(self, *args):
         pass
 
-    def copy_state(self, coefficients, information):
+    def copy_state(self, coefficients, information, meat=None):
         """A later upload over this engine's state keeps a copy of it (for rollback)."""
         coefficients[...] = 0
         information[...] = 0
+        if meat is not None:
+            meat[...] = 0
         return types.SimpleNamespace(n_samples_seen=0, batch_count=0, previous_lambda=0.0, weight_sum=0.0)
 
     def features(self):

@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 3
+#define RH_CUDA_ABI_VERSION_MINOR 4
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -143,7 +143,11 @@ typedef struct rh_cuda_state_counters {
 } rh_cuda_state_counters;
 
 /* A state in host memory, in the engine's dtype: coefficients (d) and the
- * information matrix (d x d, row-major). Read by restore, written by copy. */
+ * information matrix (d x d, row-major). Read by restore, written by copy.
+ * meat (ABI 1.4; d x d, row-major): restore with a meat makes the engine
+ * accumulate S = sum Z' diag(w score(r)^2) Z from it (amendment 0003),
+ * restore without one (NULL, or a struct of ABI 1.3's size) stops it; copy
+ * writes it when given (RH_CUDA_INVALID_STATE when the engine keeps none). */
 typedef struct rh_cuda_host_state {
     uint32_t abi_version;
     uint32_t struct_size;
@@ -151,6 +155,7 @@ typedef struct rh_cuda_host_state {
     void* information;
     int64_t n_parameters;      /* d */
     rh_cuda_state_counters counters;
+    void* meat;
 } rh_cuda_host_state;
 
 /* One batch: X (rows x features, row-major, C-contiguous), y (rows) and

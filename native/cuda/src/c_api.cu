@@ -4,6 +4,7 @@
 // a message (the engine's, or the calling thread's before an engine exists),
 // and restores the caller's current device (DeviceGuard, inside the engine).
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <new>
 #include <string>
@@ -90,14 +91,16 @@ int32_t engine_call(rh_cuda_engine_t handle, Body&& body) {
     return guarded([&] { body(engine); }, [&](const std::string& message) { engine.last_error = message; });
 }
 
-// A struct from the caller: non-null, this ABI major, at least this size.
+// A struct from the caller: non-null, this ABI major, at least this size
+// (`minimum`: the size of the struct's first version in this major, for a
+// struct that grew: the engine reads the later fields only when given).
 template <class S>
-void check_struct(const S* value, const char* name) {
+void check_struct(const S* value, const char* name, std::size_t minimum = sizeof(S)) {
     if (value == nullptr) throw rh::cuda::Failure(rh::core::Status::invalid_argument, std::string(name) + " must not be null");
     if ((value->abi_version >> 16) != RH_CUDA_ABI_VERSION_MAJOR)
         throw rh::cuda::Failure(rh::core::Status::invalid_argument,
                                 std::string(name) + " was built for another ABI major version");
-    if (value->struct_size < sizeof(S))
+    if (value->struct_size < minimum)
         throw rh::cuda::Failure(rh::core::Status::invalid_argument, std::string(name) + " is smaller than this ABI's");
 }
 
@@ -176,7 +179,7 @@ int32_t rh_cuda_engine_last_error(rh_cuda_engine_t engine, char* buffer, uint64_
 
 int32_t rh_cuda_engine_restore_state(rh_cuda_engine_t handle, const rh_cuda_host_state* state) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
-        check_struct(state, "host state");
+        check_struct(state, "host state", offsetof(rh_cuda_host_state, meat));
         check_struct(&state->counters, "state counters");
         if (state->coefficients == nullptr || state->information == nullptr)
             throw rh::cuda::Failure(rh::core::Status::invalid_state, "state arrays must not be null");
@@ -186,7 +189,7 @@ int32_t rh_cuda_engine_restore_state(rh_cuda_engine_t handle, const rh_cuda_host
 
 int32_t rh_cuda_engine_copy_state(rh_cuda_engine_t handle, rh_cuda_host_state* state) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
-        check_struct(state, "host state");
+        check_struct(state, "host state", offsetof(rh_cuda_host_state, meat));
         engine.copy_state(*state);
         stamp(state);
     });

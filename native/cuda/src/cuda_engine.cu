@@ -1,6 +1,7 @@
 #include "cuda_engine.cuh"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 
 #include "core/invariants.hpp"
@@ -20,6 +21,11 @@ rh_cuda_state_counters to_abi(const core::StateCounters& c) {
     out.weight_sum = c.weight_sum;
     out.fit_intercept = c.fit_intercept ? 1 : 0;
     return out;
+}
+
+// The host state's meat: none in a struct of ABI 1.3's size (before the field existed).
+void* meat_of(const rh_cuda_host_state& state) {
+    return state.struct_size >= offsetof(rh_cuda_host_state, meat) + sizeof(void*) ? state.meat : nullptr;
 }
 
 }  // namespace
@@ -91,11 +97,18 @@ void CudaEngine<T>::restore_state(const rh_cuda_host_state& state) {
     if (counters.n_features_in != p_ || counters.fit_intercept != intercept_ || state.n_parameters != d_)
         throw Failure(core::Status::invalid_state, "state shape does not match the engine's features and intercept");
     core::check_counters(counters);
+    const T* meat = static_cast<const T*>(meat_of(state));
     const core::StateView<T> view{static_cast<const T*>(state.coefficients), static_cast<const T*>(state.information),
-                                  counters};
+                                  counters, meat};
     core::check_state_values(view);
     DeviceGuard guard(device_);
     revertible_ = false;
+    if (meat != nullptr) {
+        ws_.reserve_meat(device_, 0, d_);
+        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.meat_current.data(), meat, sizeof(T) * d_ * d_, cudaMemcpyHostToDevice,
+                                      stream_));
+    }
+    tracks_meat_ = meat != nullptr;
     RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta_current.data(), state.coefficients, sizeof(T) * d_,
                                   cudaMemcpyHostToDevice, stream_));
     RH_CUDA_CHECK(cudaMemcpyAsync(ws_.J_current.data(), state.information, sizeof(T) * d_ * d_,
@@ -115,6 +128,12 @@ void CudaEngine<T>::copy_state(rh_cuda_host_state& state) {
                                   cudaMemcpyDeviceToHost, stream_));
     RH_CUDA_CHECK(cudaMemcpyAsync(state.information, ws_.J_current.data(), sizeof(T) * d_ * d_,
                                   cudaMemcpyDeviceToHost, stream_));
+    if (void* meat = meat_of(state); meat != nullptr) {
+        if (!tracks_meat_)
+            throw Failure(core::Status::invalid_state, "the engine keeps no meat: it was restored without one");
+        RH_CUDA_CHECK(cudaMemcpyAsync(meat, ws_.meat_current.data(), sizeof(T) * d_ * d_, cudaMemcpyDeviceToHost,
+                                      stream_));
+    }
     RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
     state.counters = to_abi(counters_);
 }
@@ -132,6 +151,7 @@ void CudaEngine<T>::revert() {
     // The commit's swaps, undone: the previous state never left the staged buffers.
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
+    if (tracks_meat_) ws_.meat_current.swap(ws_.meat_next);
     host_theta_.swap(host_theta_next_);
     counters_ = previous_counters_;
     revertible_ = false;

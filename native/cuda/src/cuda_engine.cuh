@@ -57,6 +57,9 @@ private:
     void start(const StagedBatch<T>& batch, T tau, const T* point);
     // J_next = J + Z' diag(w kappa(r_hat)) Z, r_hat advanced by the last accepted step.
     void close(const StagedBatch<T>& batch, T tau, T h);
+    // meat_next = meat + Z' diag(w score(r_hat)^2) Z at theta_next (launches
+    // only: whichever path solved the batch, before the commit).
+    void close_meat(const StagedBatch<T>& batch, T tau);
     // Scores the residual (advanced by the last accepted step or trial);
     // with `curvature` also c and the Gram G.
     void score(const StagedBatch<T>& batch, T tau, T h, bool curvature);
@@ -114,6 +117,8 @@ private:
     // puts it back while `revertible_`.
     core::StateCounters previous_counters_;
     bool revertible_ = false;
+    // Whether the engine accumulates the meat (the last restore gave one).
+    bool tracks_meat_ = false;
     std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host
     std::vector<T> host_theta_next_;  // the staged ones, read back before the commit
     PinnedArray<IterationFlags> host_flags_{1};

@@ -45,6 +45,15 @@ __global__ void start_residual_kernel(std::int64_t n, const T* y, const T* w, co
 }
 
 template <class T>
+__global__ void meat_weights_kernel(std::int64_t n, const T* r, const T* w, T tau, T* out) {
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+        const T s = core::huber_score(r[i], tau);
+        out[i] = w[i] * (s * s);
+    }
+}
+
+template <class T>
 __global__ void score_rows_kernel(std::int64_t n, ResidualAdvance<T> advance, const T* w, T tau, T h, T* r, T* s,
                                   T* c, double* partials) {
     const double t = advance.t != nullptr ? *advance.t : 0.0;
@@ -185,6 +194,12 @@ void launch_score_rows(cudaStream_t stream, std::int64_t n, const ResidualAdvanc
 }
 
 template <class T>
+void launch_meat_weights(cudaStream_t stream, std::int64_t n, const T* r, const T* w, T tau, T* out) {
+    meat_weights_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(n, r, w, tau, out);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
 void launch_weighted_rows(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,
                           const T* c, T* W) {
     const std::int64_t d = p + (intercept ? 1 : 0);
@@ -240,6 +255,7 @@ void launch_fill(cudaStream_t stream, std::int64_t n, T value, T* out) {
                                        T*, T*, double*);                                                          \
     template void launch_weighted_rows<T>(cudaStream_t, std::int64_t, std::int64_t, bool, const T*, const T*,    \
                                           T*);                                                                    \
+    template void launch_meat_weights<T>(cudaStream_t, std::int64_t, const T*, const T*, T, T*);                  \
     template void launch_line_search_losses<T>(cudaStream_t, std::int64_t, const T*, T*, const T*, const T*, T,  \
                                                double*);                                                          \
     template void launch_doubling_losses<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, T,         \

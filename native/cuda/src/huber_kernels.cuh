@@ -59,6 +59,10 @@ template <class T>
 void launch_score_rows(cudaStream_t stream, std::int64_t n, const ResidualAdvance<T>& advance, const T* w, T tau,
                        T h, T* r, T* s, T* c, double* partials);
 
+// out = w score(r)^2, the meat's row weights (amendment 0003).
+template <class T>
+void launch_meat_weights(cudaStream_t stream, std::int64_t n, const T* r, const T* w, T tau, T* out);
+
 // W (n x d, row-major) = sqrt(c_i) [x_i, 1] (the 1 only with an intercept).
 template <class T>
 void launch_weighted_rows(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,

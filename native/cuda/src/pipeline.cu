@@ -364,6 +364,15 @@ void CudaEngine<T>::close(const StagedBatch<T>& batch, T tau, T h) {
 }
 
 template <class T>
+void CudaEngine<T>::close_meat(const StagedBatch<T>& batch, T tau) {
+    ws_.reserve_meat(device_, batch.rows, d_);
+    start(batch, tau, ws_.theta_next.data());  // r_hat = y - Z theta_hat (its loss partials unused)
+    launch_meat_weights<T>(stream_, batch.rows, ws_.r.data(), batch.w, tau, ws_.meat_weights.data());
+    weighted_gram(batch, ws_.meat_weights.data(), ws_.G.data());
+    launch_information_update<T>(stream_, d_, ws_.meat_current.data(), ws_.G.data(), ws_.meat_next.data());
+}
+
+template <class T>
 void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_config& abi_config, void* coefficients_out,
                            rh_cuda_diagnostics& out) {
     // 1. Everything that can be checked on the host, before any device work.
@@ -434,9 +443,13 @@ void CudaEngine<T>::update(const rh_cuda_batch& batch, const rh_cuda_solver_conf
         ++update_syncs_;
     }
 
+    // The meat at theta_hat (launched here, ordered before anything that reads it).
+    if (tracks_meat_) close_meat(staged, tau);
+
     // 5. Commit (nothing before this point changed the state).
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
+    if (tracks_meat_) ws_.meat_current.swap(ws_.meat_next);
     host_theta_.swap(host_theta_next_);
     previous_counters_ = counters_;
     counters_ = core::next_counters(counters_, staged.rows, lambda_value, weight_sum_after);

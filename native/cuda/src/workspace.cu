@@ -60,13 +60,20 @@ LammTrials<T> Workspace<T>::lamm_trials() const {
 }
 
 template <class T>
+void Workspace<T>::reserve_meat(int device, std::int64_t n, std::int64_t d) {
+    for (auto* array : {&meat_current, &meat_next}) grow(*array, device, d * d);
+    if (n > 0) grow(meat_weights, device, n);
+}
+
+template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
     std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes() +
                           outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H, &G_majorizer,
-                              &search_start, &previous, &extrapolated, &block_matrices, &block_vectors})
+                              &search_start, &previous, &extrapolated, &block_matrices, &block_vectors,
+                              &meat_current, &meat_next, &meat_weights})
         total += array->bytes();
     return total;
 }

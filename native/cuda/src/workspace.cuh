@@ -18,6 +18,9 @@ template <class T>
 struct Workspace {
     // The state: current (committed) and next (staged until the update succeeds).
     DeviceArray<T> theta_current, theta_next, J_current, J_next;
+    // The meat, current and next (when the engine tracks it), and a batch's
+    // w score(r_hat)^2 (amendment 0003).
+    DeviceArray<T> meat_current, meat_next, meat_weights;
     // A host batch's copy (device batches are read in place), unit weights.
     DeviceArray<T> X, y, w, ones;
     // Per row: residual, w score, w kappa, Z step; the Gram's weighted rows
@@ -48,6 +51,8 @@ struct Workspace {
     // Room for a batch of n rows; `host_batch`: also its staging copy.
     void reserve_rows(int device, std::int64_t n, std::int64_t p, std::int64_t d, bool host_batch, bool unit_weights,
                       cudaStream_t stream);
+    // Room for the meat of d parameters and a batch of n rows' weights.
+    void reserve_meat(int device, std::int64_t n, std::int64_t d);
     LammTrials<T> lamm_trials() const;
 
     std::int64_t allocations() const noexcept { return allocations_; }

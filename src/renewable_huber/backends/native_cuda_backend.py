@@ -107,7 +107,8 @@ class _Undo:
 
     version: int
     engine: Optional[tuple[Any, tuple[int, bool], int]] = None  # (engine, shape, engine id)
-    snapshot: Optional[tuple[np.ndarray, np.ndarray, Any]] = None  # (coefficients, information, counters)
+    #: (coefficients, information, counters, meat or None)
+    snapshot: Optional[tuple[np.ndarray, np.ndarray, Any, Optional[np.ndarray]]] = None
 
 
 #: RH_CUDA_SOLVER's values, in the order of the ABI's RH_CUDA_SOLVER_* constants.
@@ -162,6 +163,8 @@ class NativeCudaBackend:
         self._shape: Optional[tuple[int, bool]] = None
         self._version = 0  # of the engine's committed state; 0: none yet
         self._undo: Optional[_Undo] = None
+        #: whether the engine accumulates the meat (its last restore gave one)
+        self._tracks_meat = False
         self._native_config = native_adapter.NativeConfigs(_native)
         #: the engine's diagnostics of the last update (host synchronizations included), or None
         self.last_native_diagnostics: Any = None
@@ -180,9 +183,10 @@ class NativeCudaBackend:
             self._engine, self._shape, self._engine_id = engine, shape, next(_engine_ids)
         return self._engine
 
-    def _resident(self, state: RenewableHuberState) -> RenewableHuberState:
+    def _token(self, state: RenewableHuberState) -> ResidentInformation:
+        """What stands for the matrices (the information, and the meat when tracked) the engine holds now."""
         d = state.n_parameters
-        return state.with_arrays(state.coefficients, ResidentInformation(self._engine_id, self._version, (d, d)))
+        return ResidentInformation(self._engine_id, self._version, (d, d))
 
     def _host_array(self, array: Any) -> np.ndarray:
         return native_adapter.host_array(array, self.dtype)
@@ -193,15 +197,18 @@ class NativeCudaBackend:
         until ``settle``."""
         coefficients = np.array(state.coefficients, dtype=self.dtype)
         information = self._host_array(state.information)
+        meat = None if state.meat is None else self._host_array(state.meat)
         if self._version:
             self._undo = self._undo_for((int(state.n_features_in), bool(state.fit_intercept)))
         engine = self._engine_for(state.n_features_in, state.fit_intercept)
         try:
-            engine.restore(coefficients, information, native_adapter.state_counters(_native, state))
+            engine.restore(coefficients, information, native_adapter.state_counters(_native, state), meat)
         except _native.EngineError as exc:
             raise _translate(exc) from None
         self._version = next(_versions)
-        return self._resident(state.with_arrays(coefficients, None))
+        self._tracks_meat = meat is not None
+        token = self._token(state)
+        return state.with_arrays(coefficients, token, None if meat is None else token)
 
     def _undo_for(self, shape: tuple[int, bool]) -> _Undo:
         """How to give back the engine's committed state once an upload of
@@ -210,11 +217,12 @@ class NativeCudaBackend:
             return _Undo(self._version, engine=(self._engine, self._shape, self._engine_id))
         d = self._shape[0] + int(self._shape[1])
         coefficients, information = np.empty(d, dtype=self.dtype), np.empty((d, d), dtype=self.dtype)
+        meat = np.empty((d, d), dtype=self.dtype) if self._tracks_meat else None
         try:
-            counters = self._engine.copy_state(coefficients, information)
+            counters = self._engine.copy_state(coefficients, information, meat)
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        return _Undo(self._version, snapshot=(coefficients, information, counters))
+        return _Undo(self._version, snapshot=(coefficients, information, counters, meat))
 
     def rollback(self, state: Optional[RenewableHuberState]) -> None:
         """Make ``state`` (the model's committed state) the engine's again:
@@ -229,8 +237,9 @@ class NativeCudaBackend:
             if undo.engine is not None:
                 self._engine, self._shape, self._engine_id = undo.engine
             else:
-                coefficients, information, counters = undo.snapshot
-                self._engine.restore(coefficients, information, counters)
+                coefficients, information, counters, meat = undo.snapshot
+                self._engine.restore(coefficients, information, counters, meat)
+                self._tracks_meat = meat is not None
             self._version = token.version
             return
         if token.engine_id != self._engine_id:
@@ -245,7 +254,7 @@ class NativeCudaBackend:
 
     def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
                     meat: bool = True) -> RenewableHuberState:
-        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype, meat=False))
+        return self.as_backend_state(RenewableHuberState.empty(n_features_in, fit_intercept, dtype, meat))
 
     def _current(self, state: RenewableHuberState) -> Any:
         """The engine holding `state`: a host state is uploaded first; a
@@ -268,11 +277,12 @@ class NativeCudaBackend:
         d = state.n_parameters
         coefficients = np.empty(d, dtype=self.dtype)
         information = np.empty((d, d), dtype=self.dtype)
+        meat = None if state.meat is None else np.empty((d, d), dtype=self.dtype)
         try:
-            engine.copy_state(coefficients, information)
+            engine.copy_state(coefficients, information, meat)
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        return state.with_arrays(coefficients, information)
+        return state.with_arrays(coefficients, information, meat)
 
     # ------------------------------------------------------------------ the protocol
     def all_finite(self, array: Any) -> bool:
@@ -311,8 +321,8 @@ class NativeCudaBackend:
             raise BackendContractError(str(exc)) from None
         self._version = next(_versions)
         self.last_native_diagnostics = native
-        information = ResidentInformation(self._engine_id, self._version, (state.n_parameters,) * 2)
-        return (native_adapter.next_state(state, coefficients, information, counters),
+        token = self._token(state)
+        return (native_adapter.next_state(state, coefficients, token, counters, None if state.meat is None else token),
                 native_adapter.diagnostics(native))
 
     def _capsules(self, engine: Any, **arrays: Any) -> list[Any]:
