@@ -107,6 +107,20 @@ def test_fit_streams_a_file_and_matches_the_estimator(table, tmp_path, capsys, f
     np.testing.assert_array_equal(loaded.coef_, expected.coef_)
 
 
+def test_fit_prints_the_inference_summary(table, tmp_path, capsys):
+    path = tmp_path / "data.csv"
+    table.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "target", "--features", "a,b,c", "--batch-size", "700",
+                 "--backend", "numpy", "--summary"]) == 0
+    printed = capsys.readouterr().out
+    expected = _expected(table, 700, weighted=False)
+    assert "std err" in printed and "P>|z|" in printed
+    rows = {line.split()[0]: line for line in printed.splitlines() if line.split()[:1] in (["intercept"], ["a"],
+                                                                                           ["b"], ["c"])}
+    for name, coef, bse in zip(["intercept", "a", "b", "c"], [expected.intercept_, *expected.coef_], expected.bse_):
+        assert f"{coef:>11.4g}{bse:>11.4g}" in rows[name], rows[name]
+
+
 def test_fit_resumes_from_a_checkpoint(table, tmp_path, capsys):
     """Two CLI runs joined by a checkpoint give, bit for bit, the state of one
     stream over both files: at the checkpoint and at the end."""

@@ -85,6 +85,9 @@ def _fit(args: argparse.Namespace) -> int:
         print(f"checkpoint written to {path}")
     if args.json:
         print(json.dumps({"coef": dict(zip(features, map(float, model.coef_))), "intercept": model.intercept_}))
+    if args.summary:
+        print()
+        print(model.summary())
     return 0
 
 
@@ -128,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--checkpoint-in", help="resume from this checkpoint")
     fit.add_argument("--checkpoint-out", help="write a checkpoint here at the end")
     fit.add_argument("--json", action="store_true", help="also print the coefficients as JSON")
+    fit.add_argument("--summary", action="store_true",
+                     help="also print the inference summary (standard errors, z, p-values, 95%% intervals)")
     fit.set_defaults(handler=_fit)
     return parser
 

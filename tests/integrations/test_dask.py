@@ -289,3 +289,26 @@ def test_parallel_batch_without_a_client_runs_in_this_process():
     model = rh_dask.fit_batch(RenewableHuberRegressor(backend="numpy"), da.from_array(X, chunks=(500, 4)),
                               da.from_array(y, chunks=(500,)), client=None)
     assert_close_state(model, local_batch("numpy", "none", None, (X, y, None)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_both_modes_carry_the_meat_for_inference(client, engine):
+    """Issue 27: stream mode's standard errors are the local stream's bits;
+    parallel-batch mode's (the meat one more partition-sums term at the
+    closing, fetched with the curvature Gram in one round) the local
+    concatenated update's within 1e-9."""
+    X, y, w = data(n=1600, seed=8)
+    chunks = (400, 400, 300, 500)
+    streamed = rh_dask.fit_stream(RenewableHuberRegressor(backend=engine, n_jobs=1),
+                                  da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=(chunks,)),
+                                  client=client)
+    local = local_stream(engine, "none", [(X[a:b], y[a:b]) for a, b in ((0, 400), (400, 800), (800, 1100),
+                                                                         (1100, 1600))])
+    np.testing.assert_array_equal(streamed.state_.meat, local.state_.meat)
+    np.testing.assert_array_equal(streamed.bse_, local.bse_)
+    batch = RenewableHuberRegressor(backend=engine, n_jobs=1)
+    rh_dask.fit_batch(batch, da.from_array(X, chunks=(chunks, 4)), da.from_array(y, chunks=(chunks,)),
+                      sample_weight=da.from_array(w, chunks=(chunks,)), client=client, engine=engine)
+    whole = RenewableHuberRegressor(backend=engine, n_jobs=1).fit(X, y, w)
+    np.testing.assert_allclose(batch.state_.meat, whole.state_.meat, rtol=1e-9)
+    np.testing.assert_allclose(batch.bse_, whole.bse_, rtol=1e-9)
