@@ -199,12 +199,13 @@ def synchronize(spec: EngineSpec) -> None:
         cupy.cuda.Device().synchronize()
 
 
-def new_model(spec: EngineSpec, dtype: str, penalty: str, n_jobs: Optional[int], max_iter: int, tol: float):
+def new_model(spec: EngineSpec, dtype: str, penalty: str, n_jobs: Optional[int], max_iter: int, tol: float,
+              inference: bool = False):
     from renewable_huber import RenewableHuberRegressor
 
     return RenewableHuberRegressor(backend=spec.backend, device=spec.device, dtype=dtype, penalty=penalty,
                                    n_jobs=n_jobs if spec.backend == "native_cpu" else None, max_iter=max_iter,
-                                   tol=tol)
+                                   tol=tol, inference=inference)
 
 
 def timed_stream(spec: EngineSpec, model: Any, make: Callable[[], Any], batches: list, lifecycle: str):
@@ -234,7 +235,8 @@ def rotation(names: list[str], round_: int) -> list[str]:
 def run_case(name, dtype, penalty, lifecycle, engines, args, batches, digest, progress):
     samples, features, batch = CLASSES[name]
     data = {e: upload(batches, ENGINES[e].converter) for e in engines}
-    makers = {e: (lambda e=e: new_model(ENGINES[e], dtype, penalty, args.n_jobs, args.max_iter, args.tol))
+    makers = {e: (lambda e=e: new_model(ENGINES[e], dtype, penalty, args.n_jobs, args.max_iter, args.tol,
+                                        args.inference == "on"))
               for e in engines}
     models = {e: makers[e]() for e in engines}
     for e in engines:  # warm-up: engines, workspaces, kernels, the CUDA context
@@ -299,7 +301,7 @@ def sweep(args, on_case: Optional[Callable[[dict], None]] = None) -> dict:
                             "tol": args.tol, "seed": args.seed, "lifecycles": list(args.lifecycles),
                             "operations": [OPERATION], "classes": classes, "dtypes": list(args.dtypes),
                             "penalties": list(args.penalties), "engines_requested": requested,
-                            "n_jobs": args.n_jobs, "max_host_gib": args.max_host_gib,
+                            "n_jobs": args.n_jobs, "max_host_gib": args.max_host_gib, "inference": args.inference,
                             "pairing": "interleaved; order rotated and reversed every round"},
               "engines_unavailable": skipped, "cases": cases}
     for name in classes:
@@ -409,6 +411,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--tol", type=float, default=1e-6)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=-1, help="native_cpu threads (-1: every core)")
+    parser.add_argument("--inference", choices=("off", "on"), default="off",
+                        help="the models' inference parameter (off: the point estimates alone, as the baselines "
+                             "before issue 27 measured them; its cost: benchmark_inference_overhead.py)")
     parser.add_argument("--max-host-gib", type=float, default=8.0,
                         help="refuse a run whose data and host workspaces would need more than this")
     parser.add_argument("--out")

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling]...
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -26,7 +26,7 @@ export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 echo "source revision: ${RH_SOURCE_REVISION:-unknown (RH_SOURCE_REVISION not given)}" | tee -a "$OUT/summary.txt"
 export RH_SOURCE_REVISION
 sections=("$@")
-[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks profile bench block_solver cuda_wheel sweep dask_tests dask_scaling)
+[[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks inference profile bench block_solver cuda_wheel sweep dask_tests dask_scaling)
 status=0
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
@@ -75,6 +75,7 @@ tests() {
     tests/backends/test_native_cuda_block_solver.py \
     tests/backends/test_dlpack_capsules.py tests/backends/test_native_cuda_dlpack_protocol.py tests/test_device_inputs.py \
     tests/backends/test_framework_backends.py tests/backends/test_registry.py tests/test_failure_contract.py \
+    tests/test_inference.py \
     -o junit_logging=system-out --junitxml="$OUT/pytest-gpu.xml"
   local rc=$?
   # the robust solver's rules and the stress streams on the GPU engine
@@ -178,6 +179,15 @@ cuda_wheel() {
     RH_CLEAN_ROOM_PYTHON=$PY RH_CLEAN_ROOM_ENGINE=$engine RH_CLEAN_ROOM_OFFLINE=1 \
       bash scripts/release/clean_room_install.sh "$dist"
   done
+}
+
+# Inference (issue 27): what the meat costs on the GPU (inference on vs off,
+# paired) and the streamed vs full-data standard errors on the GPU engines.
+inference() {
+  $PY scripts/benchmarks/benchmark_inference_overhead.py --engines native_cuda_device_input native_cuda_host_input \
+    native_cpu --rounds "${RH_INFERENCE_ROUNDS:-9}" --out "$OUT/inference_overhead_h200.json"
+  $PY scripts/inference/validate_inference.py --parts full-data --engines native_cuda cupy torch_cuda native_cpu \
+    --out "$OUT/inference_validation_h200.json"
 }
 
 bench() {
