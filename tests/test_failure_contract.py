@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from conftest import _snapshot, assert_same_snapshot
+from engine_matrix import ENGINES, EXACT, engine_of
 from renewable_huber import RenewableHuberRegressor, ValidationError
-from renewable_huber.backends.registry import availability
 from renewable_huber.exceptions import BackendUnavailableError, NumericalOverflowError
 
 pd = pytest.importorskip("pandas")
@@ -33,36 +33,11 @@ pd = pytest.importorskip("pandas")
 COLUMNS = ["a", "b", "c"]
 
 
-def _requires(name: str) -> Any:
-    return pytest.mark.skipif(not availability(name)[0], reason=f"{name}: {availability(name)[1]}")
-
-
-#: (backend, device); "host-stand-in" is native_cuda over tests/host_cuda_engine.py
-ENGINES = [
-    pytest.param(("numpy", "cpu"), id="numpy"),
-    pytest.param(("native_cpu", "cpu"), id="native_cpu", marks=_requires("native_cpu")),
-    pytest.param(("torch", "cpu"), id="torch-cpu", marks=_requires("torch")),
-    pytest.param(("tensorflow", "cpu"), id="tensorflow-cpu", marks=_requires("tensorflow")),
-    pytest.param(("native_cuda", "host-stand-in"), id="native_cuda-stand-in", marks=_requires("native_cuda")),
-    pytest.param(("native_cuda", "cuda"), id="native_cuda", marks=[pytest.mark.gpu, _requires("native_cuda")]),
-    pytest.param(("cupy", "cuda"), id="cupy", marks=[pytest.mark.gpu, _requires("cupy")]),
-    pytest.param(("torch", "cuda"), id="torch-cuda", marks=[pytest.mark.gpu, _requires("torch")]),
-]
-#: engines whose streams repeat bit for bit; the others (GPU reductions) to rounding
-EXACT = {("numpy", "cpu"), ("native_cpu", "cpu"), ("torch", "cpu"), ("tensorflow", "cpu"),
-         ("native_cuda", "host-stand-in")}
-
-
 @pytest.fixture(params=ENGINES)
 def engine(request, monkeypatch):
-    backend, device = request.param
-    if device == "host-stand-in":
-        import host_cuda_engine
-
-        with host_cuda_engine.installed(monkeypatch):
-            yield backend, "cuda", True
-        return
-    yield backend, device, request.param in EXACT
+    """(backend, device, whether its streams repeat bit for bit)."""
+    with engine_of(request.param, monkeypatch) as (backend, device):
+        yield backend, device, request.param in EXACT
 
 
 def _batches() -> list[tuple[Any, np.ndarray]]:

@@ -12,10 +12,13 @@ can afford.
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from engine_matrix import ENGINES, engine_of
 from renewable_huber import RenewableHuberRegressor, ValidationError
 from renewable_huber.backends.registry import availability
 from renewable_huber.core.huber import huber_score, smoothed_curvature
@@ -25,46 +28,15 @@ from renewable_huber.inference import L1_MESSAGE, NOT_TRACKED_MESSAGE, UNKNOWN_M
 
 pd = pytest.importorskip("pandas")
 
-
-def _requires(name):
-    return pytest.mark.skipif(not availability(name)[0], reason=f"{name}: {availability(name)[1]}")
-
-
-#: (backend, device); "host-stand-in": native_cuda over tests/host_cuda_engine.py (CI)
-ENGINES = [
-    pytest.param(("numpy", "cpu"), id="numpy"),
-    pytest.param(("native_cpu", "cpu"), id="native_cpu", marks=_requires("native_cpu")),
-    pytest.param(("torch", "cpu"), id="torch-cpu", marks=_requires("torch")),
-    pytest.param(("tensorflow", "cpu"), id="tensorflow-cpu", marks=_requires("tensorflow")),
-    pytest.param(("native_cuda", "host-stand-in"), id="native_cuda-stand-in", marks=_requires("native_cuda")),
-    pytest.param(("native_cuda", "cuda"), id="native_cuda", marks=[pytest.mark.gpu, _requires("native_cuda")]),
-    pytest.param(("cupy", "cuda"), id="cupy", marks=[pytest.mark.gpu, _requires("cupy")]),
-    pytest.param(("torch", "cuda"), id="torch-cuda", marks=[pytest.mark.gpu, _requires("torch")]),
-]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "inference"))
+from validate_inference import heavy_tailed  # noqa: E402  (the validation script's data, once)
 
 
 @pytest.fixture(params=ENGINES)
 def engine(request, monkeypatch):
     """(backend, device) to fit with."""
-    backend, device = request.param
-    if device == "host-stand-in":
-        import host_cuda_engine
-
-        with host_cuda_engine.installed(monkeypatch):
-            yield backend, "cuda"
-        return
-    yield backend, device
-
-
-def heavy_tailed(n, p, seed, outliers=0.05, intercept=0.3):
-    """X normal, y = X beta + intercept + t(3) noise, a share of one-sided gross outliers."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    beta = np.linspace(1.0, -1.0, p)
-    y = X @ beta + intercept + rng.standard_t(3, size=n)
-    hit = rng.random(n) < outliers
-    y[hit] += rng.uniform(10, 50, size=int(hit.sum()))
-    return X, y, beta
+    with engine_of(request.param, monkeypatch) as chosen:
+        yield chosen
 
 
 def stream(engine, X, y, batches, dtype="float64", **params):

@@ -113,20 +113,6 @@ const char* dtype_name() {
 }  // namespace
 
 template <class T>
-void validate_state(const State<T>& s) {
-    const std::int64_t d = s.n_parameters();
-    StateShape shape{{static_cast<std::int64_t>(s.coefficients.size())},
-                     {d, static_cast<std::int64_t>(s.information.size()) / (d > 0 ? d : 1)},
-                     std::nullopt};
-    if (static_cast<std::int64_t>(s.information.size()) != d * d) shape.information = {-1};
-    if (s.meat)
-        shape.meat = static_cast<std::int64_t>(s.meat->size()) == d * d ? std::vector<std::int64_t>{d, d}
-                                                                           : std::vector<std::int64_t>{-1};
-    validate<T>({s.n_features_in, 0}, s.fit_intercept, {s.n_samples_seen, 0}, {s.batch_count, 0}, s.previous_lambda,
-                s.weight_sum, shape, s.coefficients, s.information, s.meat);
-}
-
-template <class T>
 Checkpoint<T> read_checkpoint(const std::string& path, const std::string* backend) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw CheckpointFileError("No such checkpoint: '" + path + "'");
@@ -279,7 +265,5 @@ template Checkpoint<float> read_checkpoint<float>(const std::string&, const std:
 template Checkpoint<double> read_checkpoint<double>(const std::string&, const std::string*);
 template void write_checkpoint<float>(const std::string&, const Parameters&, const State<float>&);
 template void write_checkpoint<double>(const std::string&, const Parameters&, const State<double>&);
-template void validate_state<float>(const State<float>&);
-template void validate_state<double>(const State<double>&);
 
 }  // namespace renewable_huber::detail

@@ -32,8 +32,4 @@ Checkpoint<T> read_checkpoint(const std::string& path, const std::string* backen
 template <class T>
 void write_checkpoint(const std::string& path, const Parameters& parameters, const State<T>& state);
 
-// state.py's RenewableHuberState.validate(): ValidationError, its messages, its order.
-template <class T>
-void validate_state(const State<T>& state);
-
 }  // namespace renewable_huber::detail
