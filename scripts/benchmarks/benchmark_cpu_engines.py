@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""CPU engines against each other, each in its own process (issue 29): this
+package's native_cpu, the NumPy reference, and any other installation of a
+renewable-huber estimator (the predecessor's Rust wheel, in a virtual
+environment of its own), over the four shape classes, both penalties and
+dtypes. Each engine lives in one worker process for the whole run; every
+round asks each worker, in an order that rotates and reverses, for one whole
+stream of the case (the cold lifecycle: a new estimator inside the timer, its
+engine's creation included; one untimed warm-up stream per case first). The
+record keeps every timing, the medians, and the median of the per-round
+ratios against the first engine (the number to quote: 2.0 means the first
+engine is twice as fast).
+
+    python scripts/benchmarks/benchmark_cpu_engines.py \\
+        --engine ours=.venv/bin/python:native_cpu --engine numpy=.venv/bin/python:numpy \\
+        --engine predecessor=/tmp/rustvenv/bin/python:native_cpu --rounds 9 --out cpu_engines.json
+
+An engine is NAME=PYTHON:BACKEND; ``--inference off`` passes inference=False
+to the estimators that have the parameter (the point estimates alone, what
+an estimator without inference computes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+
+
+# ---------------------------------------------------------------- the worker (in the engine's interpreter)
+def worker(backend: str) -> int:
+    sys.path.insert(0, str(HERE))
+    import inspect
+
+    from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream
+
+    from renewable_huber import RenewableHuberRegressor, __version__
+
+    has_inference = "inference" in inspect.signature(RenewableHuberRegressor.__init__).parameters
+    cases: dict = {}
+    print(json.dumps({"ready": True, "version": __version__, "has_inference": has_inference}), flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        key = (request["class"], request["dtype"], request["penalty"], request["inference"])
+        params = {"backend": backend, "device": "cpu", "dtype": request["dtype"], "penalty": request["penalty"]}
+        if has_inference:
+            params["inference"] = request["inference"]
+        if key not in cases:
+            samples, features, batch = CLASSES[request["class"]]
+            cases[key] = make_stream(samples, features, batch, request["dtype"], seed=0)[0]
+            run_stream(None, cases[key], "cold", lambda: RenewableHuberRegressor(**params))  # warm-up
+        seconds, converged, iterations, model = run_stream(None, cases[key], "cold",
+                                                           lambda: RenewableHuberRegressor(**params))
+        print(json.dumps({"seconds": seconds, "converged": converged, "iterations": iterations,
+                          "coef_checksum": float(sum(abs(float(c)) for c in model.coef_))}), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------- the driver
+class Engine:
+    def __init__(self, spec: str) -> None:
+        self.name, rest = spec.split("=", 1)
+        self.python, self.backend = rest.rsplit(":", 1)
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen([self.python, __file__, "--worker", self.backend], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
+        self.info = json.loads(self.process.stdout.readline())
+
+    def stream(self, request: dict) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"engine {self.name} stopped")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        return worker(sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", action="append", required=True, help="NAME=PYTHON:BACKEND (the first is the reference of the ratios)")
+    parser.add_argument("--classes", nargs="+", default=["latency", "reference", "wide", "streaming"])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
+    parser.add_argument("--inference", choices=("on", "off"), default="on")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    engines = [Engine(spec) for spec in args.engine]
+    first = engines[0]
+    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    record = {"schema": "renewable-huber-cpu-engines", "version": 1, "revision": revision.stdout.strip() or None,
+              "machine": platform.node(), "processor": platform.processor(), "cores": os.cpu_count(),
+              "command": " ".join(sys.argv), "lifecycle": "cold", "rounds": args.rounds, "inference": args.inference,
+              "engines": {e.name: {"python": e.python, "backend": e.backend, **e.info} for e in engines}, "cases": []}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for cls in args.classes:
+        for dtype in args.dtypes:
+            for penalty in args.penalties:
+                request = {"class": cls, "dtype": dtype, "penalty": penalty, "inference": args.inference == "on"}
+                times = {e.name: [] for e in engines}
+                for index in range(args.rounds):
+                    order = engines[index % len(engines):] + engines[:index % len(engines)]
+                    for engine in (order if index % 2 == 0 else order[::-1]):
+                        times[engine.name].append(engine.stream(request)["seconds"])
+                case = {"class": cls, "dtype": dtype, "penalty": penalty, "seconds": times,
+                        "median_ms": {n: 1e3 * statistics.median(t) for n, t in times.items()},
+                        "ratio_to_first": {n: statistics.median(a / b for a, b in zip(t, times[first.name]))
+                                           for n, t in times.items() if n != first.name}}
+                record["cases"].append(case)
+                out.write_text(json.dumps(record, indent=1) + "\n")
+                ratios = "  ".join(f"{n}/{first.name} {r:.2f}x" for n, r in case["ratio_to_first"].items())
+                print(f"{cls:10} {dtype} {penalty:4}  " +
+                      "  ".join(f"{n} {m:8.2f} ms" for n, m in case["median_ms"].items()) + f"   {ratios}",
+                      flush=True)
+    for engine in engines:
+        engine.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
