@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -102,9 +101,10 @@ def main() -> int:
     args = parser.parse_args()
     engines = [Engine(spec) for spec in args.engine]
     first = engines[0]
-    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    record = {"schema": "renewable-huber-cpu-engines", "version": 1, "revision": revision.stdout.strip() or None,
-              "machine": platform.node(), "processor": platform.processor(), "cores": os.cpu_count(),
+    sys.path.insert(0, str(HERE))
+    from benchmark_shape_sweep import environment
+
+    record = {"schema": "renewable-huber-cpu-engines", "version": 2, "environment": environment(),
               "command": " ".join(sys.argv), "lifecycle": "cold", "rounds": args.rounds, "inference": args.inference,
               "engines": {e.name: {"python": e.python, "backend": e.backend, **e.info} for e in engines}, "cases": []}
     out = Path(args.out)

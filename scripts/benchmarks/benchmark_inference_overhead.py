@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +25,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
 from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream  # noqa: E402
+from benchmark_shape_sweep import environment  # noqa: E402
 
 from renewable_huber import RenewableHuberRegressor, __version__  # noqa: E402
 
@@ -76,10 +75,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    record = {"schema": "renewable-huber-inference-overhead", "version": 1, "package_version": __version__,
-              "revision": revision.stdout.strip() or None, "machine": platform.node(),
-              "processor": platform.processor(), "command": " ".join(sys.argv), "rounds": args.rounds, "cases": []}
+    record = {"schema": "renewable-huber-inference-overhead", "version": 2, "package_version": __version__,
+              "environment": environment(), "command": " ".join(sys.argv), "rounds": args.rounds, "cases": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for engine in args.engines:

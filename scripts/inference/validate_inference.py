@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -33,9 +31,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
 from renewable_huber import RenewableHuberRegressor, __version__  # noqa: E402
 from renewable_huber.backends.registry import availability  # noqa: E402
+from benchmark_shape_sweep import environment  # noqa: E402
 
 #: engine name -> (backend, device)
 ENGINES = {"numpy": ("numpy", "cpu"), "native_cpu": ("native_cpu", "cpu"), "torch_cpu": ("torch", "cpu"),
@@ -167,11 +167,8 @@ def main() -> int:
     parser.add_argument("--streams", type=int, default=10_000)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    revision = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    record = {"schema": "renewable-huber-inference-validation", "version": 1, "package_version": __version__,
-              "revision": revision.stdout.strip() or None, "machine": platform.node(),
-              "processor": platform.processor(), "python": platform.python_version(),
-              "command": " ".join(sys.argv)}
+    record = {"schema": "renewable-huber-inference-validation", "version": 2, "package_version": __version__,
+              "environment": environment(), "command": " ".join(sys.argv)}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for part in args.parts:
