@@ -41,16 +41,21 @@ template <class T>
 struct OwnedState {
     std::vector<T> coefficients, information;
     core::StateCounters counters;
+    std::vector<T> meat;  // empty: the meat is not tracked
 
-    OwnedState(std::int64_t features, bool fit_intercept) {
+    OwnedState(std::int64_t features, bool fit_intercept, bool track_meat = false) {
         counters.n_features_in = features;
         counters.fit_intercept = fit_intercept;
         const auto d = counters.n_parameters();
         coefficients.assign(d, T(0));
         information.assign(d * d, T(0));
+        if (track_meat) meat.assign(d * d, T(0));
     }
-    core::StateView<T> view() const { return {coefficients.data(), information.data(), counters}; }
-    core::StateOutput<T> output() { return {coefficients.data(), information.data(), counters}; }
+    const T* meat_or_null() const { return meat.empty() ? nullptr : meat.data(); }
+    core::StateView<T> view() const { return {coefficients.data(), information.data(), counters, meat_or_null()}; }
+    core::StateOutput<T> output() {
+        return {coefficients.data(), information.data(), counters, meat.empty() ? nullptr : meat.data()};
+    }
 };
 
 // One update from `state` into a fresh state; returns the diagnostics.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include "cpu/engine.hpp"
 #include "cpu/platform/worker_pool.hpp"
@@ -43,21 +44,23 @@ TYPED_TEST_SUITE(SteadyState, Dtypes);
 
 TYPED_TEST(SteadyState, UpdatesAfterTheFirstAllocateNothing) {
     using T = TypeParam;
-    for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
-        cpu::Engine<T> engine(1);
-        core::SolverConfig config;
-        config.penalty = penalty;
-        const auto big = test::linear_batch<T>(500, 6, 1), small = test::linear_batch<T>(200, 6, 2);
-        test::OwnedState<T> a(6, true), b(6, true);
-        test::update_into(engine, a, big, config, b);  // warm-up: workspaces grow here
-        const auto grown = engine.workspace_allocations();
-        const long before = allocations.load();
-        for (int round = 0; round < 5; ++round) {
-            test::update_into(engine, b, small, config, a);
-            test::update_into(engine, a, big, config, b);
+    for (bool meat : {false, true}) {  // the meat: inference=True, the estimator's default
+        for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+            cpu::Engine<T> engine(1);
+            core::SolverConfig config;
+            config.penalty = penalty;
+            const auto big = test::linear_batch<T>(500, 6, 1), small = test::linear_batch<T>(200, 6, 2);
+            test::OwnedState<T> a(6, true, meat), b(6, true, meat);
+            test::update_into(engine, a, big, config, b);  // warm-up: workspaces grow here
+            const auto grown = engine.workspace_allocations();
+            const long before = allocations.load();
+            for (int round = 0; round < 5; ++round) {
+                test::update_into(engine, b, small, config, a);
+                test::update_into(engine, a, big, config, b);
+            }
+            EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state, meat " << meat;
+            EXPECT_EQ(engine.workspace_allocations(), grown);
         }
-        EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state";
-        EXPECT_EQ(engine.workspace_allocations(), grown);
     }
 }
 
@@ -66,13 +69,14 @@ TYPED_TEST(SteadyState, UpdatesAfterTheFirstAllocateNothing) {
 TYPED_TEST(SteadyState, FastPathUpdatesAfterTheFirstAllocateNothing) {
     using T = TypeParam;
     for (int threads : {1, 2}) {
-        for (auto penalty : {core::Penalty::none, core::Penalty::l1}) {
+        for (auto [penalty, meat] : {std::pair{core::Penalty::none, false}, std::pair{core::Penalty::none, true},
+                                     std::pair{core::Penalty::l1, false}}) {
             cpu::Engine<T> engine(threads, cpu::KernelChoice::fast);
             core::SolverConfig config;
             config.penalty = penalty;
             // 40000 x 8: large enough for every row split of the two-thread case.
             const auto big = test::linear_batch<T>(40000, 8, 1), small = test::linear_batch<T>(3000, 8, 2);
-            test::OwnedState<T> a(8, true), b(8, true);
+            test::OwnedState<T> a(8, true, meat), b(8, true, meat);
             test::update_into(engine, a, big, config, b);  // warm-up: workspaces and the worker grow here
             const auto grown = engine.workspace_allocations();
             const long before = allocations.load();
@@ -80,7 +84,7 @@ TYPED_TEST(SteadyState, FastPathUpdatesAfterTheFirstAllocateNothing) {
                 test::update_into(engine, b, small, config, a);
                 test::update_into(engine, a, big, config, b);
             }
-            EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state, threads " << threads;
+            EXPECT_EQ(allocations.load() - before, 0) << "heap allocations in steady state, threads " << threads << ", meat " << meat;
             EXPECT_EQ(engine.workspace_allocations(), grown);
         }
     }
