@@ -8,8 +8,10 @@
 #include <map>
 #include <optional>
 #include <system_error>
+#include <type_traits>
 
 #include "config_rules.hpp"
+#include "core/invariants.hpp"
 #include "json.hpp"
 #include "npz.hpp"
 #include "renewable_huber/errors.hpp"
@@ -30,24 +32,18 @@ struct Counter {
 bool negative(const Counter& c) { return c.beyond < 0 || (c.beyond == 0 && c.value < 0); }
 
 // The checks of state.py's validate(), in its order, over a state whose
-// counters may lie beyond int64 and whose arrays' shapes are given.
+// counters may lie beyond int64 and whose arrays' shapes are given: the
+// shapes and the int64 range here, then core's checks of the counters and
+// values (the engines' own, with the same messages).
 struct StateShape {
     std::vector<std::int64_t> coefficients, information;
     std::optional<std::vector<std::int64_t>> meat;
 };
 
-template <class T>
-bool all_finite(const std::vector<T>& values) {
-    for (const T v : values)
-        if (!std::isfinite(v)) return false;
-    return true;
-}
-
-template <class T>
 void validate(const Counter& n_features_in, bool fit_intercept, const Counter& n_samples_seen,
               const Counter& batch_count, double previous_lambda, std::optional<double> weight_sum,
-              const StateShape& shape, const std::vector<T>& coefficients, const std::vector<T>& information,
-              const std::optional<std::vector<T>>& meat) {
+              const StateShape& shape, const std::vector<double>& coefficients, const std::vector<double>& information,
+              const std::optional<std::vector<double>>& meat) {
     auto fail = [](const std::string& message) { throw ValidationError(message); };
     // d as Python computes it (a counter beyond int64 never matches an array's shape).
     const bool huge = n_features_in.beyond != 0;
@@ -65,15 +61,27 @@ void validate(const Counter& n_features_in, bool fit_intercept, const Counter& n
         if (counter.beyond > 0)
             fail(std::string("state ") + name + " must be at most " + std::to_string(kCounterMax) +
                  " (a signed 64-bit counter)");
-    if (!(std::isfinite(previous_lambda) && previous_lambda >= 0))
-        fail("state previous lambda must be finite and non-negative");
-    if (weight_sum) {
-        if (!(std::isfinite(*weight_sum) && *weight_sum >= 0)) fail("state weight sum must be finite and non-negative");
-        if (n_samples_seen.value > 0 && *weight_sum <= 0) fail("state weight sum must be positive after observing samples");
+    // Format 1 has no weight sum: the row count stands for it (and passes its checks).
+    const rh::core::StateCounters counters{n_features_in.value, fit_intercept, n_samples_seen.value, batch_count.value,
+                                           previous_lambda,
+                                           weight_sum.value_or(static_cast<double>(n_samples_seen.value))};
+    try {
+        rh::core::check_counters(counters);
+        rh::core::check_state_values(rh::core::StateView<double>{coefficients.data(), information.data(), counters,
+                                                                 meat ? meat->data() : nullptr});
+    } catch (const rh::core::EngineError& error) {
+        fail(error.what());
     }
-    if (!all_finite(coefficients)) fail("state coefficients must contain only finite values");
-    if (!all_finite(information)) fail("state information must contain only finite values");
-    if (meat && !all_finite(*meat)) fail("state meat must contain only finite values");
+}
+
+// Values decoded once as float64 (for the checks) in the loading dtype, as Python's load casts them.
+template <class T>
+std::vector<T> in_dtype(std::vector<double>&& values) {
+    if constexpr (std::is_same_v<T, double>) {
+        return std::move(values);
+    } else {
+        return std::vector<T>(values.begin(), values.end());
+    }
 }
 
 // ---------------------------------------------------------------- JSON fields
@@ -185,16 +193,14 @@ Checkpoint<T> read_checkpoint(const std::string& path, const std::string* backen
     const NpyArray& c_array = arrays.at("coefficients");
     const NpyArray& i_array = arrays.at("information");
     StateShape shape{c_array.shape, i_array.shape, std::nullopt};
-    std::optional<std::vector<T>> meat;
+    std::optional<std::vector<double>> meat;
     if (arrays.count("meat") != 0) {
         shape.meat = arrays.at("meat").shape;
-        meat = npy_values<T>(arrays.at("meat"));
+        meat = npy_values<double>(arrays.at("meat"));
     }
-    const std::vector<double> coefficients = npy_values<double>(c_array), information = npy_values<double>(i_array);
-    const std::optional<std::vector<double>> meat64 =
-        meat ? std::optional<std::vector<double>>(npy_values<double>(arrays.at("meat"))) : std::nullopt;
-    validate<double>(n_features_in, fit_intercept, n_samples_seen, batch_count, previous_lambda, weight_sum, shape,
-                     coefficients, information, meat64);
+    std::vector<double> coefficients = npy_values<double>(c_array), information = npy_values<double>(i_array);
+    validate(n_features_in, fit_intercept, n_samples_seen, batch_count, previous_lambda, weight_sum, shape,
+             coefficients, information, meat);
     // Overrides first, as Python's load applies them: a backend without a device moves to device="auto".
     JsonObject stored = *config->as_object();
     if (backend != nullptr) {
@@ -205,15 +211,14 @@ Checkpoint<T> read_checkpoint(const std::string& path, const std::string* backen
     std::erase_if(stored, [](const auto& member) { return member.first == "dtype"; });
     stored.emplace_back("dtype", Json::string(dtype_name<T>()));  // the loading dtype (Python: load(dtype=...))
     validate_config(stored);
-    std::string dtype;
-    const Parameters parameters = parameters_from_config(stored, dtype);
+    const Parameters parameters = parameters_from_config(stored);
     if (parameters.fit_intercept != fit_intercept) throw ValidationError("checkpoint fit_intercept does not match configuration");
 
     Checkpoint<T> out{parameters, {}};
     State<T>& s = out.state;
-    s.coefficients = npy_values<T>(c_array);  // cast to the loading dtype, as Python's load does
-    s.information = npy_values<T>(i_array);
-    s.meat = std::move(meat);
+    s.coefficients = in_dtype<T>(std::move(coefficients));
+    s.information = in_dtype<T>(std::move(information));
+    if (meat) s.meat = in_dtype<T>(std::move(*meat));
     s.n_features_in = n_features_in.value;
     s.fit_intercept = fit_intercept;
     s.n_samples_seen = n_samples_seen.value;

@@ -116,7 +116,7 @@ void validate_config(const JsonObject& config) {
     bool_rule("inference", "inference must be a boolean");
 }
 
-Parameters parameters_from_config(const JsonObject& config, std::string& dtype) {
+Parameters parameters_from_config(const JsonObject& config) {
     Parameters p;
     double real = 0;
     std::int64_t whole = 0;
@@ -130,8 +130,6 @@ Parameters parameters_from_config(const JsonObject& config, std::string& dtype) 
     if (finite_real(get(config, "ridge"), real)) p.ridge = real;
     if (const Json* v = get(config, "backend")) p.backend = *v->as_string();
     if (const Json* v = get(config, "device")) p.device = *v->as_string();
-    dtype = "float64";
-    if (const Json* v = get(config, "dtype")) dtype = *v->as_string();
     if (integral(get(config, "n_jobs"), whole)) p.n_jobs = whole;
     if (const Json* v = get(config, "cuda_graphs")) p.cuda_graphs = *v->as_bool();
     if (const Json* v = get(config, "cuda_fast_math")) p.cuda_fast_math = *v->as_bool();

@@ -18,7 +18,7 @@ Json config_json(const Parameters& parameters, const std::string& dtype);
 // key takes its default).
 void validate_config(const JsonObject& config);
 
-// The parameters of a configuration validate_config accepted, and its dtype.
-Parameters parameters_from_config(const JsonObject& config, std::string& dtype);
+// The parameters of a configuration validate_config accepted (the dtype is the loader's).
+Parameters parameters_from_config(const JsonObject& config);
 
 }  // namespace renewable_huber::detail

@@ -9,19 +9,24 @@
 #include <utility>
 
 #include "checkpoint.hpp"
+#include "core/invariants.hpp"
 #include "core/status.hpp"
 #include "cpu/engine.hpp"
+#include "cpu/platform/finite_scan.hpp"
 
 namespace renewable_huber {
 
 namespace {
 
-// exceptions.py's SYSTEM_OVERFLOW_PREFIX: the message every engine gives for it.
-constexpr const char* kOverflowPrefix = "the Newton system overflowed ";
 constexpr const char* kName = "RenewableHuberRegressor";  // the estimator's name in the shared messages
 
 std::string shape_text(std::int64_t rows, std::int64_t cols) {
-    return "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+    std::string text = "(";  // appended piece by piece: g++ 12 warns (-Wrestrict, a false positive) on "(" + ...
+    text += std::to_string(rows);
+    text += ", ";
+    text += std::to_string(cols);
+    text += ")";
+    return text;
 }
 
 // native_adapter.translate: the engine's status and message as the package's error.
@@ -35,7 +40,7 @@ std::string shape_text(std::int64_t rows, std::int64_t cols) {
         case rh::core::Status::out_of_memory: throw OutOfMemoryError("native_cpu engine failed (out_of_memory): " + message);
         case rh::core::Status::unavailable: throw BackendUnavailableError("backend='native_cpu' cannot run here: " + message);
         case rh::core::Status::numerical_failure:
-            if (message.rfind(kOverflowPrefix, 0) == 0) throw NumericalOverflowError(message);
+            if (message.rfind(rh::core::kSystemOverflowPrefix, 0) == 0) throw NumericalOverflowError(message);
             [[fallthrough]];
         default:
             throw EngineError(std::string("native_cpu engine failed (") + rh::core::status_name(error.status()) +
@@ -71,15 +76,14 @@ void check_backend(const Parameters& p) {
 
 template <class T>
 bool finite(const T* values, std::int64_t count) {
-    for (std::int64_t k = 0; k < count; ++k)
-        if (!std::isfinite(values[k])) return false;
-    return true;
+    return rh::cpu::all_finite(values, count);
 }
 
-// validation.py's checks of a batch, with its messages, in its order.
+[[noreturn]] void fail(const std::string& message) { throw ValidationError(message); }
+
+// validation.py's checks of X's shape, with its messages, in its order.
 template <class T>
-void check_batch(Matrix<T> X, Vector<T> y, Vector<T> w, std::optional<std::int64_t> expected) {
-    auto fail = [](const std::string& message) { throw ValidationError(message); };
+void check_X_shape(Matrix<T> X, std::optional<std::int64_t> expected) {
     if (X.rows < 0 || X.cols < 0 || (X.data == nullptr && X.rows * X.cols > 0))
         fail("X must be a two-dimensional numeric array. Reshape your data.");
     if (X.rows < 1)
@@ -88,18 +92,33 @@ void check_batch(Matrix<T> X, Vector<T> y, Vector<T> w, std::optional<std::int64
     if (expected && X.cols != *expected)
         fail("X has " + std::to_string(X.cols) + " features, but " + kName + " is expecting " +
              std::to_string(*expected) + " features as input");
-    if (!finite(X.data, X.rows * X.cols)) fail("X must not contain NaN or infinite values");
-    if (y.data == nullptr || y.size != X.rows) fail("X and y must contain the same number of samples");
-    if (!finite(y.data, y.size)) fail("y must not contain NaN or infinite values");
-    if (w.data == nullptr) return;
-    if (w.size != X.rows) fail("sample_weight and X must contain the same number of samples");
-    if (!finite(w.data, w.size)) fail("sample_weight must not contain NaN or infinite values");
-    double total = 0;
-    for (std::int64_t i = 0; i < w.size; ++i) {
-        if (w.data[i] < 0) fail("sample_weight must be non-negative");
-        total += static_cast<double>(w.data[i]);
+}
+
+[[noreturn]] void fail_non_finite_X() { fail("X must not contain NaN or infinite values"); }
+
+// validation.py's checks of a batch, with its messages, in its order. X's
+// values are the engine's to test (core::check_batch_values, the same
+// message, one pass split over its threads); where y or the weights fail
+// here, X is tested first, so a batch bad in both names X, as in Python.
+template <class T>
+void check_batch(Matrix<T> X, Vector<T> y, Vector<T> w, std::optional<std::int64_t> expected) {
+    check_X_shape(X, expected);
+    try {
+        if (y.data == nullptr || y.size != X.rows) fail("X and y must contain the same number of samples");
+        if (!finite(y.data, y.size)) fail("y must not contain NaN or infinite values");
+        if (w.data == nullptr) return;
+        if (w.size != X.rows) fail("sample_weight and X must contain the same number of samples");
+        if (!finite(w.data, w.size)) fail("sample_weight must not contain NaN or infinite values");
+        double total = 0;
+        for (std::int64_t i = 0; i < w.size; ++i) {
+            if (w.data[i] < 0) fail("sample_weight must be non-negative");
+            total += static_cast<double>(w.data[i]);
+        }
+        if (!(total > 0)) fail("sample_weight cannot be all zero");
+    } catch (const ValidationError&) {
+        if (!finite(X.data, X.rows * X.cols)) fail_non_finite_X();
+        throw;
     }
-    if (!(total > 0)) fail("sample_weight cannot be all zero");
 }
 
 void check_names(const std::vector<std::string>& fitted, const std::vector<std::string>& given) {
@@ -147,10 +166,17 @@ const char* Regressor<T>::dtype() noexcept {
 template <class T>
 Regressor<T>& Regressor<T>::fit(Matrix<T> X, Vector<T> y, Vector<T> sample_weight,
                                 const std::vector<std::string>& feature_names) {
-    // A new stream beside the old one, which stays until this one succeeded.
-    Regressor fresh(parameters_);
-    fresh.partial_fit(X, y, sample_weight, feature_names);
-    *this = std::move(fresh);
+    // A new stream on the same engine (its workspaces stay grown); the old
+    // stream comes back if the first batch fails.
+    std::optional<State<T>> old_state = std::exchange(state_, std::nullopt);
+    std::optional<Diagnostics> old_diagnostics = std::exchange(diagnostics_, std::nullopt);
+    try {
+        partial_fit(X, y, sample_weight, feature_names);
+    } catch (...) {
+        state_ = std::move(old_state);
+        diagnostics_ = std::move(old_diagnostics);
+        throw;
+    }
     return *this;
 }
 
@@ -160,8 +186,6 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
     parameters_.validate(dtype());
     check_backend(parameters_);
     if (state_) {
-        if (parameters_.fit_intercept != state_->fit_intercept)
-            throw ValidationError("fit_intercept cannot change during a stream; call fit or reset first");
         check_names(state_->feature_names, feature_names);
     } else if (!feature_names.empty() && static_cast<std::int64_t>(feature_names.size()) != X.cols) {
         throw ValidationError("X has " + std::to_string(X.cols) + " columns but " +
@@ -169,7 +193,8 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
     }
     check_batch(X, y, sample_weight,
                 state_ ? std::optional<std::int64_t>(state_->n_features_in) : std::optional<std::int64_t>());
-    const State<T> current = state_ ? *state_ : empty_state<T>(X.cols, parameters_);
+    std::optional<State<T>> first;  // the empty state a new stream starts from
+    const State<T>& current = state_ ? *state_ : first.emplace(empty_state<T>(X.cols, parameters_));
     const std::int64_t d = current.n_parameters();
     State<T> next = current;
     rh::core::StateView<T> view{current.coefficients.data(), current.information.data(),
@@ -213,15 +238,8 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
 template <class T>
 std::vector<T> Regressor<T>::predict(Matrix<T> X) const {
     const State<T>& s = state();
-    if (X.rows < 0 || X.cols < 0 || (X.data == nullptr && X.rows * X.cols > 0))
-        throw ValidationError("X must be a two-dimensional numeric array. Reshape your data.");
-    if (X.rows < 1)
-        throw ValidationError("Found array with 0 sample(s) (shape=" + shape_text(X.rows, X.cols) +
-                              ") while a minimum of 1 is required.");
-    if (X.cols != s.n_features_in)
-        throw ValidationError("X has " + std::to_string(X.cols) + " features, but " + kName + " is expecting " +
-                              std::to_string(s.n_features_in) + " features as input");
-    if (!finite(X.data, X.rows * X.cols)) throw ValidationError("X must not contain NaN or infinite values");
+    check_X_shape(X, std::optional<std::int64_t>(s.n_features_in));
+    if (!finite(X.data, X.rows * X.cols)) fail_non_finite_X();
     std::vector<T> out(static_cast<std::size_t>(X.rows));
     try {
         engine_->cpu.predict(s.coefficients.data(), s.n_features_in, s.fit_intercept, X.data, X.rows, out.data());

@@ -26,10 +26,11 @@ void check_room_for_batch(std::int64_t rows, const StateCounters& counters);
 // The message of every engine whose Newton system overflowed (finite inputs
 // too large for T): word for word the Python layer's
 // exceptions.system_overflow_message, which raises NumericalOverflowError
-// for it whatever the engine.
+// for it whatever the engine (recognised by its prefix).
+inline constexpr const char* kSystemOverflowPrefix = "the Newton system overflowed ";
 template <class T>
 std::string system_overflow_message() {
-    return std::string("the Newton system overflowed ") + (sizeof(T) == sizeof(double) ? "float64" : "float32") +
+    return std::string(kSystemOverflowPrefix) + (sizeof(T) == sizeof(double) ? "float64" : "float32") +
            ": the batch's values are too large for this precision; scale X and y (for example, standardize each "
            "column) and fit again";
 }

@@ -247,9 +247,21 @@ TEST(CppApi, BadInputIsRefusedWithPythonsMessagesAndTheStateIntact) {
     for (auto& v : huge_X) v *= 1e300;
     for (auto& v : huge_y) v *= 1e300;
     EXPECT_THROW(model.partial_fit(rh::matrix(huge_X, 200, 3), rh::vector(huge_y)), rh::NumericalOverflowError);
+    // Bad in X and y: X is named first, as Python names it.
+    const std::vector<double> short_y(y.begin(), y.begin() + 150);
+    expect_error<ValidationError>([&] { model.partial_fit(rh::matrix(nan_X, 200, 3), rh::vector(short_y)); },
+                                  "X must not contain NaN or infinite values");
+    expect_error<ValidationError>([&] { model.partial_fit(rh::matrix(X, 200, 0), rh::vector(y)); },
+                                  "0 feature(s) (shape=(200, 0)) while a minimum of 1 is required.");
+    expect_error<ValidationError>([&] { (void)model.predict(rh::matrix(X, 200, 0)); },
+                                  "0 feature(s) (shape=(200, 0)) while a minimum of 1 is required.");
+    expect_error<ValidationError>([&] { (void)model.predict(rh::matrix(nan_X, 200, 3)); },
+                                  "X must not contain NaN or infinite values");
+    const int iterations_before = model.diagnostics().iterations;
     expect_error<ValidationError>([&] { model.fit(rh::matrix(nan_X, 200, 3), rh::vector(y)); },
                                   "X must not contain NaN or infinite values");
     expect_same_state(model.state(), before);
+    EXPECT_EQ(model.diagnostics().iterations, iterations_before);
     rh::Parameters bad;
     bad.tau = -1;
     expect_error<ValidationError>([&] { rh::Regressor<double>(bad).partial_fit(rh::matrix(X, 200, 3), rh::vector(y)); },
@@ -259,6 +271,13 @@ TEST(CppApi, BadInputIsRefusedWithPythonsMessagesAndTheStateIntact) {
     // the regressor goes on as if nothing happened
     model.partial_fit(rh::matrix(X, 200, 3), rh::vector(y));
     EXPECT_EQ(model.state().batch_count, 2);
+    // fit starts a new stream (on the same engine): the bits of a new regressor's fit
+    model.fit(rh::matrix(X, 200, 3), rh::vector(y));
+    rh::Regressor<double> fresh;
+    fresh.fit(rh::matrix(X, 200, 3), rh::vector(y));
+    expect_same_state(model.state(), fresh.state());
+    EXPECT_EQ(model.state().batch_count, 1);
+    EXPECT_TRUE(model.state().feature_names.empty());
 }
 
 TEST(CppApi, HostileCheckpointsAreRefusedByName) {
