@@ -51,6 +51,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from .backends.base import ValueStates
 from .core.array_ops import NumpyOps
 from .core.partition_sums import PartitionSums, add_partition_sums, partitioned_update
 from .exceptions import BackendUnavailableError, ValidationError
@@ -79,15 +80,18 @@ class _Model:
 
 
 def _absorb(stream: Optional[Stream], model: _Model, X: Any, y: Any, sample_weight: Any) -> Optional[Stream]:
-    """One partition absorbed as partial_fit absorbs a batch, into a copy of
-    the stream (the task's output is a new stream; its input stays as it was,
-    for a retry). An empty partition (a filtered frame's) is skipped."""
+    """One partition absorbed as partial_fit absorbs a batch (the task's
+    output is a new stream; its input stays as it was, for a retry: a value
+    state is never modified by an update, an engine that updates its state in
+    place works on a copy). An empty partition (a filtered frame's) is skipped."""
     if len(X) == 0:
         return stream
     if stream is None:
         stream = Stream.begin(model.params, model.config, X, y, sample_weight, model.name)
     else:
-        stream = copy.deepcopy(stream).then(model.params, model.config, X, y, sample_weight, model.name)
+        if not isinstance(stream.backend, ValueStates):
+            stream = copy.deepcopy(stream)
+        stream = stream.then(model.params, model.config, X, y, sample_weight, model.name)
     stream.warn_if_not_converged(model.name, model.config, stacklevel=1)
     return stream
 

@@ -30,6 +30,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .core.solver_rules import singular_rcond_threshold
 from .exceptions import InferenceWarning, ValidationError
 from .state import RenewableHuberState
 
@@ -110,7 +111,7 @@ def inference_of(state: RenewableHuberState, *, penalty: str, inference: bool, t
     J = (J + J.T) / 2.0
     eigenvalues, vectors = np.linalg.eigh(J)
     largest = float(np.max(np.abs(eigenvalues))) if eigenvalues.size else 0.0
-    cutoff = float(np.finfo(np.dtype(dtype)).eps) * d * largest
+    cutoff = singular_rcond_threshold(d, np.dtype(dtype).name) * largest
     kept = eigenvalues > cutoff
     inverse = (vectors[:, kept] / eigenvalues[kept]) @ vectors[:, kept].T
     cov = (N / (N - d)) * (inverse @ S @ inverse)
@@ -170,8 +171,9 @@ class Summary:
 
     def rows(self) -> list[tuple[str, float, float, float, float, float, float]]:
         i = self.inference
-        return [(name, i.params[k], i.bse[k], i.tvalues[k], i.pvalues[k], self._intervals[k, 0],
-                 self._intervals[k, 1]) for k, name in enumerate(i.names)]
+        bse, z, p = i.bse, i.tvalues, i.pvalues  # each a whole vector: computed once for the table
+        return [(name, i.params[k], bse[k], z[k], p[k], self._intervals[k, 0], self._intervals[k, 1])
+                for k, name in enumerate(i.names)]
 
     def to_frame(self) -> Any:
         try:

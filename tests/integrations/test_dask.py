@@ -22,6 +22,7 @@ import dask.dataframe as dd  # noqa: E402
 from renewable_huber import RenewableHuberRegressor  # noqa: E402
 from renewable_huber import dask as rh_dask  # noqa: E402
 from renewable_huber.exceptions import ValidationError  # noqa: E402
+from engine_matrix import ENGINES as ENGINE_MATRIX, engine_of  # noqa: E402  (tests/engine_matrix.py)
 
 ENGINES = ["numpy", pytest.param("native_cpu", marks=pytest.mark.skipif(
     not __import__("importlib").util.find_spec("_renewable_huber_native_cpu"), reason="native_cpu not installed"))]
@@ -312,3 +313,28 @@ def test_both_modes_carry_the_meat_for_inference(client, engine):
     whole = RenewableHuberRegressor(backend=engine, n_jobs=1).fit(X, y, w)
     np.testing.assert_allclose(batch.state_.meat, whole.state_.meat, rtol=1e-9)
     np.testing.assert_allclose(batch.bse_, whole.bse_, rtol=1e-9)
+
+
+@pytest.fixture(params=ENGINE_MATRIX)
+def any_engine(request, monkeypatch):
+    with engine_of(request.param, monkeypatch) as (backend, device):
+        yield backend, device
+
+
+def test_a_partition_update_leaves_its_input_stream_as_it_was(any_engine):
+    """A task's input stream is what a retry starts from: an update must not
+    change it, on engines with value states (no copy is made) and on the
+    CUDA engine's stand-in, whose state changes in place (a copy is made)."""
+    from renewable_huber.config import checked_solver_config
+
+    backend, device = any_engine
+    X, y, _ = data(n=300)
+    params = RenewableHuberRegressor(backend=backend, device=device).get_params()
+    task = rh_dask._Model(dict(params), checked_solver_config(params), "RenewableHuberRegressor")
+    first = rh_dask._absorb(None, task, X[:150], y[:150], None)
+    before = first.host_state()
+    second = rh_dask._absorb(first, task, X[150:], y[150:], None)
+    after = first.host_state()
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    np.testing.assert_array_equal(after.information, before.information)
+    assert (after.batch_count, second.host_state().batch_count) == (1, 2)
