@@ -72,18 +72,16 @@ class Stream:
         choosing = engine is None
         if choosing:
             engine, dispatch = engine_choice.choose_cpu_engine(params, batch.n_rows, batch.n_features, previous)
-        empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"],
-                                           tracks_meat(params))
         try:
-            state, diagnostics = engine.backend.update(empty, batch.X, batch.y, batch.sample_weight, config)
+            state, diagnostics = engine.backend.update(empty_state(engine.backend, params, batch.n_features),
+                                                       batch.X, batch.y, batch.sample_weight, config)
         except Exception as exc:
             if isinstance(exc, ValidationError) or not choosing or engine.backend.name == "numpy":
                 raise
             # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
             engine, dispatch = engine_choice.numpy_fallback(params, dispatch, exc)
-            empty = engine.backend.empty_state(batch.n_features, params["fit_intercept"], params["dtype"],
-                                               tracks_meat(params))
-            state, diagnostics = engine.backend.update(empty, batch.X, batch.y, batch.sample_weight, config)
+            state, diagnostics = engine.backend.update(empty_state(engine.backend, params, batch.n_features),
+                                                       batch.X, batch.y, batch.sample_weight, config)
         return cls(engine.backend, engine.signature, state, batch.names, diagnostics, dispatch, params["dtype"],
                    int(diagnostics.converged))
 
@@ -92,8 +90,7 @@ class Stream:
         """The stream after one more batch."""
         self.check_compatible(params)
         batch = inputs.batch(self.backend, X, y, sample_weight, self.expected, estimator_name, params)
-        state, diagnostics = self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config)
-        return self._with(state, diagnostics)
+        return self.after(*self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config))
 
     @classmethod
     def partitioned(cls, current: Optional["Stream"], params: Mapping[str, Any], config: SolverConfig, like: Any,
@@ -109,27 +106,18 @@ class Stream:
         n_features = int(like.shape[1])
         check_X_shape((1, n_features), expected.n_features, estimator_name)
         if current is not None:
-            engine, dispatch, state, names = current.engine, current.auto_dispatch, current.state, current.feature_names
-        else:
-            # the engine partial_fit would resolve (auto on the CPU: the selector's
-            # choice for a large batch of this width)
-            resolution = engine_choice.resolve(params)
-            engine, dispatch = resolution.engine, resolution.dispatch
-            if engine is None:
-                engine, dispatch = engine_choice.choose_cpu_engine(params, 1 << 20, n_features)
-            state = None
-        capabilities = engine.backend.capabilities
-        if capabilities.state_on_device or capabilities.framework_arrays:
-            raise ValidationError(
-                f"a batch spread over partitions is solved on the CPU, but this model's backend "
-                f"{engine.backend.name!r} keeps its state elsewhere: use backend='auto', 'numpy' or 'native_cpu'")
-        if state is None:
-            state = engine.backend.empty_state(n_features, params["fit_intercept"], params["dtype"],
-                                               tracks_meat(params))
-        next_state, diagnostics = transition(state, config)
-        converged = 0 if current is None else current.converged_batches
+            _require_host_state(current.backend)
+            return current.after(*transition(current.state, config))
+        # the engine partial_fit would resolve (auto on the CPU: the selector's
+        # choice for a large batch of this width)
+        resolution = engine_choice.resolve(params)
+        engine, dispatch = resolution.engine, resolution.dispatch
+        if engine is None:
+            engine, dispatch = engine_choice.choose_cpu_engine(params, 1 << 20, n_features)
+        _require_host_state(engine.backend)
+        next_state, diagnostics = transition(empty_state(engine.backend, params, n_features), config)
         return cls(engine.backend, engine.signature, next_state, names, diagnostics, dispatch, params["dtype"],
-                   None if converged is None else converged + int(diagnostics.converged))
+                   int(diagnostics.converged))
 
     @classmethod
     def resumed(cls, payload: CheckpointPayload, params: Mapping[str, Any]) -> "Stream":
@@ -160,7 +148,8 @@ class Stream:
         if params["dtype"] != self.dtype:
             raise ValidationError("dtype cannot change during a stream; call fit or reset first")
 
-    def _with(self, state: RenewableHuberState, diagnostics: UpdateDiagnostics) -> "Stream":
+    def after(self, state: RenewableHuberState, diagnostics: UpdateDiagnostics) -> "Stream":
+        """This stream with the next ``state`` its engine computed, and that batch's ``diagnostics``."""
         converged = None if self.converged_batches is None else self.converged_batches + int(diagnostics.converged)
         return Stream(self.backend, self.signature, state, self.feature_names, diagnostics, self.auto_dispatch,
                       self.dtype, converged)
@@ -260,6 +249,20 @@ class Stream:
                              ("auto_dispatch", pickled["auto_dispatch"]), ("dtype", pickled["dtype"]),
                              ("converged_batches", pickled["converged_batches"])):
             object.__setattr__(self, field, value)
+
+
+def empty_state(backend: Any, params: Mapping[str, Any], n_features: int) -> RenewableHuberState:
+    """The state a new stream of ``n_features`` starts from, in ``backend``'s arrays."""
+    return backend.empty_state(n_features, params["fit_intercept"], params["dtype"], tracks_meat(params))
+
+
+def _require_host_state(backend: Any) -> None:
+    """Partition sums are added on the CPU: a state held elsewhere cannot take them."""
+    capabilities = backend.capabilities
+    if capabilities.state_on_device or capabilities.framework_arrays:
+        raise ValidationError(
+            f"a batch spread over partitions is solved on the CPU, but this model's backend "
+            f"{backend.name!r} keeps its state elsewhere: use backend='auto', 'numpy' or 'native_cpu'")
 
 
 def tracks_meat(params: Mapping[str, Any]) -> bool:

@@ -215,14 +215,20 @@ class NativeCudaBackend:
         ``shape`` has replaced it."""
         if self._shape != shape:  # a new engine will hold the upload; this one keeps its state
             return _Undo(self._version, engine=(self._engine, self._shape, self._engine_id))
-        d = self._shape[0] + int(self._shape[1])
+        coefficients, information, meat, counters = self._copy_out(self._engine, self._shape[0] + int(self._shape[1]),
+                                                                   self._tracks_meat)
+        return _Undo(self._version, snapshot=(coefficients, information, counters, meat))
+
+    def _copy_out(self, engine: Any, d: int,
+                  with_meat: bool) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray], Any]:
+        """Host copies of ``engine``'s committed arrays, and its counters."""
         coefficients, information = np.empty(d, dtype=self.dtype), np.empty((d, d), dtype=self.dtype)
-        meat = np.empty((d, d), dtype=self.dtype) if self._tracks_meat else None
+        meat = np.empty((d, d), dtype=self.dtype) if with_meat else None
         try:
-            counters = self._engine.copy_state(coefficients, information, meat)
+            counters = engine.copy_state(coefficients, information, meat)
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        return _Undo(self._version, snapshot=(coefficients, information, counters, meat))
+        return coefficients, information, meat, counters
 
     def rollback(self, state: Optional[RenewableHuberState]) -> None:
         """Make ``state`` (the model's committed state) the engine's again:
@@ -273,15 +279,8 @@ class NativeCudaBackend:
     def to_host_state(self, state: RenewableHuberState) -> RenewableHuberState:
         if not isinstance(state.information, ResidentInformation):
             return state.copy()
-        engine = self._current(state)
-        d = state.n_parameters
-        coefficients = np.empty(d, dtype=self.dtype)
-        information = np.empty((d, d), dtype=self.dtype)
-        meat = None if state.meat is None else np.empty((d, d), dtype=self.dtype)
-        try:
-            engine.copy_state(coefficients, information, meat)
-        except _native.EngineError as exc:
-            raise _translate(exc) from None
+        coefficients, information, meat, _ = self._copy_out(self._current(state), state.n_parameters,
+                                                            state.meat is not None)
         return state.with_arrays(coefficients, information, meat)
 
     # ------------------------------------------------------------------ the protocol
