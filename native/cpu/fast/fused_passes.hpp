@@ -31,6 +31,22 @@ bool narrow_rows(const Problem<T>& P) {
     return P.features <= narrow_pass_max_features<T>;
 }
 
+// Whether LAMM pairs trials (fused_pair_trial) on this batch. Narrow rows
+// always (their pair pass reads each row once, in registers). Wider rows
+// read each block twice from cache, which saves only when X itself comes
+// from memory, and a pair whose first trial is accepted after all has
+// wasted its second: measured on the 2-core VM (32 MiB L3; A/B of the
+// profiling driver in docs/performance-log.md), the 23.6 MB reference
+// batch (float64) gained 5-9% per first update, the 4-8 MB wide batches
+// lost 3-5%. Hence a size floor, FastOptions::wide_pair_min_bytes.
+template <class T>
+bool pairs_trials(const Problem<T>& P) {
+    if (!P.options.pair_trials) return false;
+    return narrow_rows(P) ||
+           static_cast<double>(P.rows) * static_cast<double>(P.features) * sizeof(T) >=
+               static_cast<double>(P.options.wide_pair_min_bytes);
+}
+
 template <class T>
 PanelRows<T> panel_rows(const Problem<T>& P, RowRange rows) {
     return {rows.size(), P.features, P.panels_of(rows.begin)};
@@ -210,11 +226,54 @@ TrialSums fused_trial(const Problem<T>& P, Context<T>& C, const T* change, const
     return total;
 }
 
-// Two majorization trials of the fast LAMM in one pass over the panels
-// (narrow rows only): the first (`first_change`) without X' s, its residual
-// into r_first and its loss returned in *first_loss; the second as
-// fused_trial with X' s (returned). Each loss is bit for bit what
-// fused_trial gives for its trial.
+// fused_pair_trial's wider rows, one part: per block, each trial's dz
+// (into its residual buffer, which its rows then turn into the residual)
+// and rows (the first's scores overwritten by the second's), then the
+// second's X' s into `product`. Returns the second's sums and writes the
+// first's into `first`.
+template <class T>
+TrialSums wide_pair_trial_rows(const Problem<T>& P, RowRange rows, const T* first_change, T b_first,
+                               const T* second_change, T b_second, const T* r, T* r_first, T* r_second, T* s,
+                               T* product, TrialSums& first) {
+    const std::int64_t p = P.features;
+    const std::int64_t block_rows = fused_block_rows(P);
+    std::fill(product, product + p, T(0));
+    TrialSums sums;
+    first = TrialSums{};
+    for (std::int64_t begin = rows.begin; begin < rows.end; begin += block_rows) {
+        const auto m = static_cast<blas::index_t>(std::min(rows.end, begin + block_rows) - begin);
+        const T* block = P.X + begin * p;
+        blas::matvec(m, static_cast<blas::index_t>(p), block, first_change, r_first + begin);
+        first += trial_pass<T>({.n = m,
+                                .r = r + begin,
+                                .dz = r_first + begin,
+                                .b = b_first,
+                                .w = P.w + begin,
+                                .tau = P.tau,
+                                .r_trial = r_first + begin,
+                                .s = s + begin});
+        blas::matvec(m, static_cast<blas::index_t>(p), block, second_change, r_second + begin);
+        sums += trial_pass<T>({.n = m,
+                               .r = r + begin,
+                               .dz = r_second + begin,
+                               .b = b_second,
+                               .w = P.w + begin,
+                               .tau = P.tau,
+                               .r_trial = r_second + begin,
+                               .s = s + begin});
+        blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), block, s + begin, product);
+    }
+    return sums;
+}
+
+// Two majorization trials of the fast LAMM in one read of X: the first
+// (`first_change`) without X' s, its residual into r_first and its loss
+// returned in *first_loss; the second as fused_trial with X' s (returned).
+// Narrow rows: one pass over the panels. Wider rows: per cache-resident
+// block of rows, both products (the second reads the block from cache),
+// each trial's rows, then the second's X' s, in fused_trial's blocks and
+// kernels. Each residual and loss is bit for bit what fused_trial gives for
+// its trial.
 template <class T>
 TrialSums fused_pair_trial(const Problem<T>& P, Context<T>& C, const T* first_change, const T* second_change,
                            const T* r, T* r_first, T* r_second, double* first_loss) {
@@ -224,6 +283,13 @@ TrialSums fused_pair_trial(const Problem<T>& P, Context<T>& C, const T* first_ch
     const int parts = C.row_parts(P);
     TrialSums partial[kMaxParts], first_partial[kMaxParts];
     for_each_part(C.runner, parts, P.rows, [&](int part, RowRange rows) {
+        T* product = C.ws.trial_products.data() + part * p;
+        if (!narrow_rows(P)) {
+            partial[part] = wide_pair_trial_rows(P, rows, first_change, b_first, second_change, b_second, r,
+                                                 r_first, r_second, C.ws.weighted_score.data(), product,
+                                                 first_partial[part]);
+            return;
+        }
         partial[part] = narrow_pair_trial_pass<T>({.rows = panel_rows(P, rows),
                                                    .first_change = first_change,
                                                    .first_b = b_first,
@@ -234,7 +300,7 @@ TrialSums fused_pair_trial(const Problem<T>& P, Context<T>& C, const T* first_ch
                                                    .tau = P.tau,
                                                    .r_first = r_first + rows.begin,
                                                    .r_second = r_second + rows.begin,
-                                                   .product = C.ws.trial_products.data() + part * p,
+                                                   .product = product,
                                                    .first_sums = &first_partial[part]});
     });
     sum_trial_products(P, C, parts);

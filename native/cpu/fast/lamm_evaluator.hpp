@@ -9,8 +9,9 @@
 // A trial's X' s is wasted when the trial is rejected. LAMM restarts every
 // iteration at half the last accepted phi, and when the last iteration had
 // to raise phi that first trial is usually rejected again: it is then run
-// without the speculative product, and (narrow rows) together with the
-// next trial, at twice its phi, in one pass (fused_pair_trial).
+// without the speculative product, and (where pairs_trials says it pays)
+// together with the next trial, at twice its phi, in one read of X
+// (fused_pair_trial).
 //
 // Once the steps are short (rows of up to kLocalMaxFeatures features), the
 // trials need no pass at all: at an accepted point whose residual a pass
@@ -119,8 +120,7 @@ public:
             // it): one pass evaluates both, and the second's result waits
             // here for the next trial.
             pair_ready_ = false;
-            pair_requested_ = P.options.pair_trials && !local_.active() && narrow_rows(P) &&
-                              trials_last_iteration_ > 1;
+            pair_requested_ = pairs_trials(P) && !local_.active() && trials_last_iteration_ > 1;
             if (pair_requested_) propose(core::phi_after_rejection(phi), ws.pair_change.data() + P.d,
                                          ws.pair_change.data());
         }

@@ -16,8 +16,10 @@ namespace rh::cpu::fast {
 // (tests turn them off to compare).
 struct FastOptions {
     // LAMM: an iteration's first trial, when it is expected to be rejected,
-    // evaluated together with the next one (narrow rows).
+    // evaluated together with the next one (fused_passes.hpp, pairs_trials):
+    // narrow rows always, wider rows when X has at least this many bytes.
     bool pair_trials = true;
+    std::int64_t wide_pair_min_bytes = std::int64_t{16} << 20;
     // LAMM: trials near an accepted point from a local Huber model (narrow
     // rows; local_huber_model.hpp).
     bool local_models = true;

@@ -19,13 +19,18 @@ using Dtypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(FastLamm, Dtypes);
 
 // LAMM with its expected-rejected first trials paired with the next ones
-// (one pass for both) ends bit for bit where LAMM one trial per pass ends.
+// (one read of X for both) ends bit for bit where LAMM one trial per pass
+// ends: narrow rows (the panels' pair pass) and rows too wide for the
+// panels (blocked products), 80 columns being wide in both dtypes.
 TYPED_TEST(FastLamm, PairedTrialsChangeNothing) {
     using T = TypeParam;
-    for (int threads : {1, 2, 3}) {
-        FastFixture<T> f(4096, 16, threads);
+    for (int variant = 0; variant < 6; ++variant) {
+        const int threads = 1 + variant % 3;
+        const std::int64_t features = variant < 3 ? 16 : 80;
+        FastFixture<T> f(4096, features, threads);
         LammFixture<T> l(f);
         f.problem.options.local_models = false;  // every trial by a pass, paired or not
+        f.problem.options.wide_pair_min_bytes = 0;  // wide rows pair at any size here
         std::vector<T> theta[2];
         int iterations[2] = {0, 0};
         for (bool pair : {true, false}) {
@@ -35,12 +40,12 @@ TYPED_TEST(FastLamm, PairedTrialsChangeNothing) {
             theta[pair] = out.theta;
             iterations[pair] = out.result.iterations;
             if (pair)
-                EXPECT_GT(out.shortcuts.paired_trials, 0) << "no pair was evaluated, threads " << threads;
+                EXPECT_GT(out.shortcuts.paired_trials, 0) << "no pair was evaluated, variant " << variant;
             else
                 EXPECT_EQ(out.shortcuts.paired_trials, 0);
         }
-        EXPECT_EQ(iterations[0], iterations[1]) << "threads " << threads;
-        EXPECT_EQ(theta[0], theta[1]) << "threads " << threads;
+        EXPECT_EQ(iterations[0], iterations[1]) << "variant " << variant;
+        EXPECT_EQ(theta[0], theta[1]) << "variant " << variant;
     }
 }
 
@@ -86,4 +91,27 @@ TYPED_TEST(FastLamm, LocalModelTrialsAgreeWithPasses) {
                 << "row " << i << ", variant " << variant;
         }
     }
+}
+
+// Which batches pair their trials: narrow rows always; wider rows only when
+// X is at least FastOptions::wide_pair_min_bytes (16 MiB by default), and
+// nothing when pairs are off.
+TYPED_TEST(FastLamm, WideRowsPairOnlyLargeBatches) {
+    using T = TypeParam;
+    cpu::fast::Problem<T> P;
+    P.rows = 4096;
+    P.features = 16;
+    EXPECT_TRUE(cpu::fast::pairs_trials(P));
+    P.features = 256;  // the wide class's batch: 4 or 8 MB
+    EXPECT_FALSE(cpu::fast::pairs_trials(P));
+    P.rows = (std::int64_t{16} << 20) / (256 * static_cast<std::int64_t>(sizeof(T)));  // exactly the floor
+    EXPECT_TRUE(cpu::fast::pairs_trials(P));
+    P.rows -= 1;
+    EXPECT_FALSE(cpu::fast::pairs_trials(P));
+    P.options.wide_pair_min_bytes = 0;
+    EXPECT_TRUE(cpu::fast::pairs_trials(P));
+    P.options.pair_trials = false;
+    EXPECT_FALSE(cpu::fast::pairs_trials(P));
+    P.features = 16;
+    EXPECT_FALSE(cpu::fast::pairs_trials(P));
 }
