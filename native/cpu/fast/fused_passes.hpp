@@ -179,6 +179,24 @@ StepSums fused_step_product(const Problem<T>& P, Context<T>& C, const T* step, c
     return total;
 }
 
+// One block of a wider rows' trial: dz = X change[:p] for the block's m rows
+// from `first` (into dz), then the trial's rows (r_trial, s, the sums). dz
+// may be r_trial itself (each row reads its dz before writing its residual).
+template <class T>
+TrialSums block_trial_rows(const Problem<T>& P, std::int64_t first, std::int64_t m, const T* change, T b,
+                           const T* r, T* dz, T* r_trial, T* s) {
+    const std::int64_t p = P.features;
+    blas::matvec(static_cast<blas::index_t>(m), static_cast<blas::index_t>(p), P.X + first * p, change, dz + first);
+    return trial_pass<T>({.n = m,
+                          .r = r + first,
+                          .dz = dz + first,
+                          .b = b,
+                          .w = P.w + first,
+                          .tau = P.tau,
+                          .r_trial = r_trial + first,
+                          .s = s + first});
+}
+
 // One majorization trial of the fast LAMM in one pass over X: per block of
 // rows, dz = X change[:p], r_trial = r - (dz + change[p]), its loss, and
 // speculatively X' s_trial into ws.trial_products (part 0's slot holds the
@@ -207,18 +225,10 @@ TrialSums fused_trial(const Problem<T>& P, Context<T>& C, const T* change, const
         TrialSums sums;
         for (std::int64_t first = rows.begin; first < rows.end; first += block_rows) {
             const auto m = static_cast<blas::index_t>(std::min(rows.end, first + block_rows) - first);
-            const T* block = P.X + first * p;
-            blas::matvec(m, static_cast<blas::index_t>(p), block, change, dz + first);
-            sums += trial_pass<T>({.n = m,
-                                   .r = r + first,
-                                   .dz = dz + first,
-                                   .b = b,
-                                   .w = P.w + first,
-                                   .tau = P.tau,
-                                   .r_trial = r_trial + first,
-                                   .s = s + first});
+            sums += block_trial_rows(P, first, m, change, b, r, dz, r_trial, s);
             if (speculate)
-                blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), block, s + first, product);
+                blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), P.X + first * p, s + first,
+                                                   product);
         }
         return sums;
     });
@@ -242,26 +252,9 @@ TrialSums wide_pair_trial_rows(const Problem<T>& P, RowRange rows, const T* firs
     first = TrialSums{};
     for (std::int64_t begin = rows.begin; begin < rows.end; begin += block_rows) {
         const auto m = static_cast<blas::index_t>(std::min(rows.end, begin + block_rows) - begin);
-        const T* block = P.X + begin * p;
-        blas::matvec(m, static_cast<blas::index_t>(p), block, first_change, r_first + begin);
-        first += trial_pass<T>({.n = m,
-                                .r = r + begin,
-                                .dz = r_first + begin,
-                                .b = b_first,
-                                .w = P.w + begin,
-                                .tau = P.tau,
-                                .r_trial = r_first + begin,
-                                .s = s + begin});
-        blas::matvec(m, static_cast<blas::index_t>(p), block, second_change, r_second + begin);
-        sums += trial_pass<T>({.n = m,
-                               .r = r + begin,
-                               .dz = r_second + begin,
-                               .b = b_second,
-                               .w = P.w + begin,
-                               .tau = P.tau,
-                               .r_trial = r_second + begin,
-                               .s = s + begin});
-        blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), block, s + begin, product);
+        first += block_trial_rows(P, begin, m, first_change, b_first, r, r_first, r_first, s);
+        sums += block_trial_rows(P, begin, m, second_change, b_second, r, r_second, r_second, s);
+        blas::matvec_transposed_accumulate(m, static_cast<blas::index_t>(p), P.X + begin * p, s + begin, product);
     }
     return sums;
 }
