@@ -263,9 +263,8 @@ TrialSums wide_pair_trial_rows(const Problem<T>& P, RowRange rows, const T* firs
 // (`first_change`) without X' s, its residual into r_first and its loss
 // returned in *first_loss; the second as fused_trial with X' s (returned).
 // Narrow rows: one pass over the panels. Wider rows: per cache-resident
-// block of rows, both products (the second reads the block from cache),
-// each trial's rows, then the second's X' s, in fused_trial's blocks and
-// kernels. Each residual and loss is bit for bit what fused_trial gives for
+// block of rows, each trial's product and rows (the second reads the block
+// from cache), then the second's X' s, in fused_trial's blocks and kernels. Each residual and loss is bit for bit what fused_trial gives for
 // its trial.
 template <class T>
 TrialSums fused_pair_trial(const Problem<T>& P, Context<T>& C, const T* first_change, const T* second_change,

@@ -20,8 +20,8 @@ struct FastOptions {
     // narrow rows always, wider rows when X has at least this many bytes.
     bool pair_trials = true;
     std::int64_t wide_pair_min_bytes = std::int64_t{16} << 20;
-    // LAMM: trials near an accepted point from a local Huber model (narrow
-    // rows; local_huber_model.hpp).
+    // LAMM: trials near an accepted point from a local Huber model (rows of
+    // up to kLocalMaxFeatures features; local_huber_model.hpp).
     bool local_models = true;
     // Every part of a split pass on the calling thread: the partition stays
     // the one the thread count fixed, so the bits do not change.
