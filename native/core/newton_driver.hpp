@@ -9,9 +9,12 @@
 //       step = M^-1 grad f(theta) through the solve ladder, with the gradient
 //       direction() just formed and M = (Z' diag(w) Z + J_prev) / N + ridge I
 //       (amendment 0002); the trials that follow are along this step
-//   double trial(double t, const T* candidate, double value)
+//   double trial(double t, const T* candidate, double value,
+//                const SearchSteps<T>& steps)
 //       f(candidate), candidate = theta - t step; or any number above
-//       `value` when the evaluator can tell cheaply that f does not decrease
+//       `value` when the evaluator can tell cheaply that f does not decrease.
+//       `steps` is the search the trial belongs to (search_steps.hpp): an
+//       evaluator may evaluate the steps that may follow t early
 //   double accept(double t, const T* candidate, double trial_value)
 //       the candidate of the accepted trial becomes the current point; returns
 //       its f as the next iteration will compare against it
@@ -30,6 +33,7 @@
 #include "core/diagnostics.hpp"
 #include "core/driver_buffers.hpp"
 #include "core/host_device.hpp"
+#include "core/search_steps.hpp"
 #include "core/solver_result.hpp"
 #include "core/solver_rules.hpp"
 
@@ -46,15 +50,10 @@ RH_EXEC_CHECK_DISABLE
 template <class T, class Evaluator>
 RH_HOST_DEVICE LineSearch halving_search(Evaluator& evaluator, std::int64_t d, const T* theta, const T* step,
                                          T* candidate, double value, double& t, double& trial_value) {
-    for (t = 1.0; t >= kSmallestStep; t /= 2.0) {
-        const T scaled = static_cast<T>(t);
-        bool rounds_to_theta = true;
-        for (std::int64_t j = 0; j < d; ++j) {
-            candidate[j] = theta[j] - scaled * step[j];
-            rounds_to_theta = rounds_to_theta && candidate[j] == theta[j];
-        }
-        if (rounds_to_theta) return LineSearch::rounds_to_theta;
-        trial_value = evaluator.trial(t, candidate, value);
+    const SearchSteps<T> steps = SearchSteps<T>::halving(d, theta, step);
+    for (t = steps.first(); steps.in_range(t); t = steps.next(t)) {
+        if (steps.form(t, candidate)) return LineSearch::rounds_to_theta;
+        trial_value = evaluator.trial(t, candidate, value, steps);
         if (plain_decrease(trial_value, value)) return LineSearch::accepted;
     }
     return LineSearch::exhausted;
@@ -70,20 +69,19 @@ RH_HOST_DEVICE LineSearch majorizer_search(Evaluator& evaluator, std::int64_t d,
                                            T* candidate, double value, double& t, double& trial_value) {
     const LineSearch search = halving_search(evaluator, d, theta, step, candidate, value, t, trial_value);
     if (search != LineSearch::accepted || t != 1.0) return search;
+    const SearchSteps<T> steps = SearchSteps<T>::doubling(d, theta, step);
     double best = trial_value, best_t = 1.0, last_t = 1.0;
-    for (double u = 2.0; u <= kLargestMajorizerStep; u *= 2.0) {
-        const T scaled = static_cast<T>(u);
-        for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
-        const double next = evaluator.trial(u, candidate, best);
+    for (double u = steps.first(); steps.in_range(u); u = steps.next(u)) {
+        steps.form(u, candidate);
+        const double next = evaluator.trial(u, candidate, best, steps);
         last_t = u;
         if (!(plain_decrease(next, best) && next < best)) break;
         best = next;
         best_t = u;
     }
     if (last_t != best_t) {  // the evaluator's last trial must be the accepted one
-        const T scaled = static_cast<T>(best_t);
-        for (std::int64_t j = 0; j < d; ++j) candidate[j] = theta[j] - scaled * step[j];
-        best = evaluator.trial(best_t, candidate, value);
+        steps.form(best_t, candidate);
+        best = evaluator.trial(best_t, candidate, value, steps);
     }
     t = best_t;
     trial_value = best;

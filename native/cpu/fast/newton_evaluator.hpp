@@ -8,9 +8,10 @@
 //   step (t = 1) and forms X' s there (fused_step_product), so a taken full
 //   step needs no further pass;
 // * O(n) trials: the residual at t is r + t Z step, and the memory term a
-//   quadratic in t (MemoryAlongStep); after a rejected full step the
-//   halvings are evaluated kStepBatch per pass, each step's loss bit for bit
-//   what a pass of its own gives.
+//   quadratic in t (MemoryAlongStep); after a rejected full step the steps
+//   the driver's search may try next (core::SearchSteps: the halvings, or
+//   the majorizer's doublings) are evaluated kStepBatch per pass, each
+//   step's loss bit for bit what a pass of its own gives.
 //
 // Its rounding differs from NumPy's, so where the reference's line search
 // decides at the noise floor (true decrease below one ulp of F) the two may
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "core/diagnostics.hpp"
+#include "core/search_steps.hpp"
 #include "core/solver_rules.hpp"
 #include "cpu/cpu_diagnostics.hpp"
 #include "cpu/fast/fused_passes.hpp"
@@ -78,8 +80,6 @@ public:
         full_step_ = fused_step_product(P, C, step, r, ws.design_step.data(), ws.candidate_residual.data());
         scores_current_ = false;
         memory_ = MemoryAlongStep(P, C, theta, step);
-        theta_ = theta;
-        step_ = step;
         batch_count_ = 0;
         return route;
     }
@@ -99,13 +99,11 @@ public:
                                         ws.candidate_residual.data());
         scores_current_ = false;
         memory_ = MemoryAlongStep(P, C, theta, step);
-        theta_ = theta;
-        step_ = step;
         batch_count_ = 0;
         return route;
     }
 
-    double trial(double t, const T*, double) {
+    double trial(double t, const T*, double, const core::SearchSteps<T>& steps) {
         double loss = 0.0;
         if (t == 1.0) {
             if (full_step_.has_full_step_loss) {
@@ -115,7 +113,7 @@ public:
                 data_losses(P, C, C.ws.residual.data(), C.ws.design_step.data(), &one, 1, &loss);
             }
         } else {
-            loss = batched_loss(t);
+            loss = batched_loss(t, steps);
         }
         data_value_ = loss * inverse_n_;
         return data_value_ + memory_.at(t);
@@ -148,24 +146,19 @@ public:
     const ScoreSums* current_scores() const { return scores_current_ ? &current_scores_ : nullptr; }
 
 private:
-    // The loss at t < 1 from the batch of halvings that holds it: a new
-    // batch starts at t and takes up to kStepBatch halvings, stopping before
-    // a step whose candidate rounds to theta (the driver stops there).
-    double batched_loss(double t) {
+    // The loss at t != 1 from the pass that holds it: a new pass takes t
+    // and up to kStepBatch - 1 steps the search may try after it.
+    double batched_loss(double t, const core::SearchSteps<T>& steps) {
         for (int k = 0; k < batch_count_; ++k)
             if (batch_steps_[k] == t) return batch_losses_[k];
-        T steps[kStepBatch];
-        batch_count_ = 0;
-        for (double u = t; batch_count_ < kStepBatch && u >= core::kSmallestStep; u /= 2.0) {
-            const T scaled = static_cast<T>(u);
-            bool rounds_to_theta = true;
-            for (std::int64_t j = 0; j < P.d; ++j)
-                rounds_to_theta = rounds_to_theta && theta_[j] - scaled * step_[j] == theta_[j];
-            if (rounds_to_theta) break;
-            batch_steps_[batch_count_] = u;
-            steps[batch_count_++] = scaled;
+        batch_count_ = steps.upcoming(t, batch_steps_, kStepBatch);
+        if (batch_count_ == 0) {  // t itself rounds to theta: asked anyway, one pass of its own
+            batch_steps_[0] = t;
+            batch_count_ = 1;
         }
-        data_losses(P, C, C.ws.residual.data(), C.ws.design_step.data(), steps, batch_count_, batch_losses_);
+        T scaled[kStepBatch];
+        for (int k = 0; k < batch_count_; ++k) scaled[k] = static_cast<T>(batch_steps_[k]);
+        data_losses(P, C, C.ws.residual.data(), C.ws.design_step.data(), scaled, batch_count_, batch_losses_);
         return batch_losses_[0];
     }
 
@@ -185,8 +178,6 @@ private:
     StepSums full_step_;
     MemoryAlongStep memory_;
     double data_value_ = 0.0;  // the last trial's data term
-    const T* theta_ = nullptr;
-    const T* step_ = nullptr;
     double batch_steps_[kStepBatch] = {};
     double batch_losses_[kStepBatch] = {};
     int batch_count_ = 0;

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "core/diagnostics.hpp"
+#include "core/search_steps.hpp"
 #include "cpu/reference/surrogate_objective.hpp"
 #include "cpu/solve_ladder.hpp"
 
@@ -52,7 +53,7 @@ public:
         return ladder_.solve_general(f_.d, ws_.majorizer.data(), gradient_, step);
     }
 
-    double trial(double t, const T* candidate, double value) {
+    double trial(double t, const T* candidate, double value, const core::SearchSteps<T>&) {
         T* r = ws_.residual.data();
         T* rc = ws_.candidate_residual.data();
         if (t == 1.0) return exact(candidate);

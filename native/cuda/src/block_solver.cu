@@ -197,7 +197,7 @@ struct BlockNewtonEvaluator {
         return core::SolveRoute::cholesky;
     }
 
-    __device__ double trial(double, const T* candidate, double) {
+    __device__ double trial(double, const T* candidate, double, const core::SearchSteps<T>&) {
         return rows.objective(rows.residual(candidate, r_trial), candidate);
     }
 

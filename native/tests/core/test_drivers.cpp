@@ -5,11 +5,13 @@
 // when their trials fail, and record routes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "core/lamm_driver.hpp"
 #include "core/newton_driver.hpp"
+#include "core/search_steps.hpp"
 
 using namespace rh::core;
 
@@ -43,7 +45,7 @@ struct Quadratic {
         for (std::size_t j = 0; j < a.size(); ++j) step[j] = c[j] * (theta[j] - a[j]);
         return majorizer_route;
     }
-    double trial(double t, const double* candidate, double current) {
+    double trial(double t, const double* candidate, double current, const SearchSteps<double>&) {
         ++trials;
         if (nan_at_full_step && t == 1.0) return std::nan("");
         return refuse_every_trial ? current + 1.0 : value(candidate);
@@ -168,6 +170,82 @@ TEST(NewtonDriver, TheMajorizerSearchDoublesAnAcceptedFullStep) {
     EXPECT_EQ(diagnostics.majorizer_steps, 1);
     EXPECT_DOUBLE_EQ(result.theta[0], 1.28);
     EXPECT_DOUBLE_EQ(result.objective, f.value(result.theta));
+}
+
+// The driver hands every trial its search (core/search_steps.hpp): the steps
+// it then tries are the ones `upcoming` listed ahead, which is what lets an
+// evaluator answer several trials from one pass.
+TEST(NewtonDriver, EveryTrialIsAStepItsSearchListedAhead) {
+    struct Recorder : Quadratic {
+        struct Call {
+            SearchSteps<double>::Kind kind;
+            double t;
+            std::vector<double> ahead;  // upcoming(t) as the driver handed it
+        };
+        std::vector<Call> calls;
+        double trial(double t, const double* candidate, double current, const SearchSteps<double>& steps) {
+            std::vector<double> ahead(64);
+            ahead.resize(steps.upcoming(t, ahead.data(), 64));
+            calls.push_back({steps.kind, t, ahead});
+            return Quadratic::trial(t, candidate, current, steps);
+        }
+    } f;
+    f.a = {1.0};
+    f.c = {0.01};
+    f.uphill_newton = true;  // Newton's halvings all fail; the majorizer's t = 1 is taken, then doubled to 128
+    Buffers b(1);
+    const std::vector<double> start{0.0};
+    UpdateDiagnostics diagnostics;
+    damped_newton(f, 1, start.data(), 1, 1e-10, b.view(), diagnostics);
+
+    using Kind = SearchSteps<double>::Kind;
+    // Split the calls into searches: a halving search starts at t = 1, the
+    // doubling at t = 2; a doubling search ends by trying its best step again.
+    std::vector<std::vector<const Recorder::Call*>> searches;
+    for (const auto& call : f.calls) {
+        const bool starts = call.t == (call.kind == Kind::halving ? 1.0 : 2.0);
+        if (starts || searches.empty() || searches.back().front()->kind != call.kind) searches.push_back({});
+        searches.back().push_back(&call);
+    }
+    ASSERT_EQ(searches.size(), 3u);  // Newton's halvings, the majorizer's, its doubling
+    EXPECT_EQ(searches[0].size(), 27u);  // t = 1 ... 2^-26
+    EXPECT_EQ(searches[1].size(), 1u);   // t = 1 taken
+    EXPECT_EQ(searches[2].size(), 8u + 1u);  // t = 2 ... 256 (overshoots), then 128 again
+    for (const auto& search : searches) {
+        const auto& listed = search.front()->ahead;
+        for (std::size_t k = 0; k < search.size(); ++k) {
+            const auto* call = search[k];
+            ASSERT_FALSE(call->ahead.empty()) << "t=" << call->t;
+            EXPECT_EQ(call->ahead.front(), call->t);  // every trial is a step of its own search
+            if (call->kind == Kind::doubling && k + 1 == search.size()) {  // the best step again: listed ahead
+                EXPECT_EQ(call->t, 128.0);
+                EXPECT_NE(std::find(listed.begin(), listed.end(), call->t), listed.end());
+            } else {
+                ASSERT_LT(k, listed.size());
+                EXPECT_EQ(call->t, listed[k]) << "step " << k << " of a search not listed ahead";
+            }
+        }
+    }
+    EXPECT_EQ(searches[0].front()->ahead.size(), 27u);  // the halving's whole range
+    EXPECT_EQ(searches[2].front()->ahead.size(), 20u);  // t = 2 ... 2^20
+}
+
+TEST(SearchSteps, AHalvingSearchListsNoStepThatRoundsToTheta) {
+    // Below 2^30 doubles are 2^-23 apart: 2^30 - 2^-23 is a double, 2^30 -
+    // 2^-24 a tie that rounds to 2^30 (kSmallestStep is far below 2^-24).
+    const double theta[2] = {1073741824.0, 1.0}, step[2] = {1.0, 1e-20};
+    const auto steps = SearchSteps<double>::halving(2, theta, step);
+    double ahead[64];
+    const int count = steps.upcoming(1.0, ahead, 64);
+    ASSERT_GT(count, 0);
+    EXPECT_FALSE(steps.rounds_to_theta(ahead[count - 1]));
+    EXPECT_TRUE(steps.rounds_to_theta(ahead[count - 1] / 2.0));
+    EXPECT_EQ(count, 24);  // t = 1 ... 2^-23
+    double candidate[2];
+    EXPECT_TRUE(steps.form(ahead[count - 1] / 2.0, candidate));
+    EXPECT_FALSE(steps.form(ahead[count - 1], candidate));
+    EXPECT_EQ(steps.upcoming(0.25, ahead, 3), 3);
+    EXPECT_EQ(ahead[2], 0.0625);
 }
 
 TEST(NewtonDriver, ANonFiniteObjectiveIsNeverAccepted) {

@@ -23,7 +23,8 @@ using rh::test::update_into;
 using Dtypes = ::testing::Types<float, double>;
 
 // A line-search batch sums every step's losses exactly as a single step's
-// pass does (so batching the halvings cannot change which t is taken), and
+// pass does (so batching the halvings or doublings cannot change which t is
+// taken), and
 // both match the direct sum.
 template <class T>
 class FastLineSearch : public ::testing::Test {};
@@ -42,7 +43,10 @@ TYPED_TEST(FastLineSearch, BatchedStepLossesEqualSingleStepLossesBitForBit) {
             dz[i] = T(normal(rng));
             w[i] = i % 5 == 2 ? T(0) : T(uniform(rng));
         }
-        const T steps[cpu::fast::kStepBatch] = {T(0.5), T(0.25), T(0.125), T(0.0625)};
+        // The halvings, and the majorizer's doublings (core::SearchSteps).
+        const T halvings[cpu::fast::kStepBatch] = {T(0.5), T(0.25), T(0.125), T(0.0625)};
+        const T doublings[cpu::fast::kStepBatch] = {T(2), T(4), T(8), T(16)};
+        for (const T* steps : {halvings, doublings})
         for (int count = 1; count <= cpu::fast::kStepBatch; ++count) {
             double batch[cpu::fast::kStepBatch];
             cpu::fast::loss_sums(n, r.data(), dz.data(), steps, count, w.data(), tau, batch);
