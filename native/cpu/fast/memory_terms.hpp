@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/memory_along_step.hpp"
 #include "cpu/fast/problem.hpp"
 #include "cpu/fast/row_passes.hpp"
 #include "cpu/platform/blas_provider.hpp"
@@ -108,40 +109,28 @@ void newton_matrix(const Problem<T>& P, const T* gram, T* out) {
     }
 }
 
-// The memory and history terms of f along theta - t step as a quadratic in
-// t, its coefficients formed once per Newton iteration: with D0 = theta -
-// theta_prev, D(t)' J D(t) = a - t (b1 + b2) + t^2 c.
-struct MemoryAlongStep {
-    double a = 0.0, b1 = 0.0, b2 = 0.0, c = 0.0;
-    double history0 = 0.0, history1 = 0.0;
-    double inverse_n = 1.0, history_coefficient = 0.0;
-    bool uses_history = false;
-
-    template <class T>
-    MemoryAlongStep(const Problem<T>& P, Context<T>& C, const T* theta, const T* step) {
-        const std::int64_t d = P.d;
-        const T* shift = C.ws.shift.data();
-        T* scratch = C.ws.scratch.data();
-        shift_and_information(P, C, theta);  // J D0
-        a = dot(d, shift, scratch);
-        b1 = dot(d, step, scratch);
-        information_product(P, step, scratch);  // J step
-        b2 = dot(d, shift, scratch);
-        c = dot(d, step, scratch);
-        uses_history = P.uses_history;
-        history0 = uses_history ? dot(d, shift, P.history_direction) : 0.0;
-        history1 = uses_history ? dot(d, step, P.history_direction) : 0.0;
-        inverse_n = 1.0 / P.weight_sum;
-        history_coefficient = P.history_coefficient;
-    }
-    MemoryAlongStep() = default;
-
-    double at(double t) const {
-        double m = 0.5 * (a - t * (b1 + b2) + t * t * c) * inverse_n;
-        if (uses_history) m -= history_coefficient * (history0 - t * history1);
-        return m;
-    }
-};
+// The memory and history terms of f along theta - t step
+// (core::MemoryAlongStep), its sums formed once per Newton iteration with
+// BLAS products and index-order dots.
+template <class T>
+core::MemoryAlongStep memory_along_step(const Problem<T>& P, Context<T>& C, const T* theta, const T* step) {
+    const std::int64_t d = P.d;
+    const T* shift = C.ws.shift.data();
+    T* scratch = C.ws.scratch.data();
+    core::MemoryAlongStep m;
+    shift_and_information(P, C, theta);  // J D0
+    m.a = dot(d, shift, scratch);
+    m.b1 = dot(d, step, scratch);
+    information_product(P, step, scratch);  // J step
+    m.b2 = dot(d, shift, scratch);
+    m.c = dot(d, step, scratch);
+    m.uses_history = P.uses_history;
+    m.history0 = m.uses_history ? dot(d, shift, P.history_direction) : 0.0;
+    m.history1 = m.uses_history ? dot(d, step, P.history_direction) : 0.0;
+    m.inverse_n = 1.0 / P.weight_sum;
+    m.history_coefficient = P.history_coefficient;
+    return m;
+}
 
 // Fills the lower triangle of a row-major matrix from its upper triangle.
 template <class T>

@@ -8,7 +8,7 @@
 //   step (t = 1) and forms X' s there (fused_step_product), so a taken full
 //   step needs no further pass;
 // * O(n) trials: the residual at t is r + t Z step, and the memory term a
-//   quadratic in t (MemoryAlongStep); after a rejected full step the steps
+//   quadratic in t (core::MemoryAlongStep); after a rejected full step the steps
 //   the driver's search may try next (core::SearchSteps: the halvings, or
 //   the majorizer's doublings) are evaluated kStepBatch per pass, each
 //   step's loss bit for bit what a pass of its own gives.
@@ -79,7 +79,7 @@ public:
         // residual and scores come with it.
         full_step_ = fused_step_product(P, C, step, r, ws.design_step.data(), ws.candidate_residual.data());
         scores_current_ = false;
-        memory_ = MemoryAlongStep(P, C, theta, step);
+        memory_ = memory_along_step(P, C, theta, step);
         batch_count_ = 0;
         return route;
     }
@@ -98,7 +98,7 @@ public:
         full_step_ = fused_step_product(P, C, step, ws.residual.data(), ws.design_step.data(),
                                         ws.candidate_residual.data());
         scores_current_ = false;
-        memory_ = MemoryAlongStep(P, C, theta, step);
+        memory_ = memory_along_step(P, C, theta, step);
         batch_count_ = 0;
         return route;
     }
@@ -176,7 +176,7 @@ private:
     bool majorizer_ready_ = false;  // ws.majorizer holds M
     ScoreSums current_scores_;
     StepSums full_step_;
-    MemoryAlongStep memory_;
+    core::MemoryAlongStep memory_;
     double data_value_ = 0.0;  // the last trial's data term
     double batch_steps_[kStepBatch] = {};
     double batch_losses_[kStepBatch] = {};

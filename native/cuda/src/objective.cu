@@ -1,5 +1,6 @@
 #include "objective.cuh"
 
+#include "core/memory_along_step.hpp"
 #include "core/soft_threshold.hpp"
 #include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
@@ -127,18 +128,14 @@ __global__ void symmetric_min_norm_step_kernel(std::int64_t d, const T* Q, const
     }
 }
 
-// The memory and history part of f along theta - t step, D0 = theta -
-// theta_prev: D(t)' J D(t) = a - t (b1 + b2) + t^2 c, D(t)' hist = h0 - t h1.
-struct StepMemory {
-    double a = 0.0, b1 = 0.0, b2 = 0.0, c = 0.0, h0 = 0.0, h1 = 0.0;
-};
-
-// Every thread of the block calls it; every thread gets the sums.
+// The memory and history part of f along theta - t step
+// (core::MemoryAlongStep), its sums by block reductions. Every thread of
+// the block calls it; every thread gets the sums.
 template <class T>
-__device__ StepMemory step_memory(const SurrogateTerms<T>& terms, const T* theta, const T* step) {
+__device__ core::MemoryAlongStep step_memory(const SurrogateTerms<T>& terms, const T* theta, const T* step) {
     auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
     auto S = [&](std::int64_t j) { return static_cast<double>(step[j]); };
-    StepMemory m;
+    core::MemoryAlongStep m;
     for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
         const double jd0 = information_row(terms, i, D0), jstep = information_row(terms, i, S);
         m.a += D0(i) * jd0;
@@ -146,24 +143,20 @@ __device__ StepMemory step_memory(const SurrogateTerms<T>& terms, const T* theta
         m.b2 += D0(i) * jstep;
         m.c += S(i) * jstep;
         if (terms.uses_history) {
-            m.h0 += D0(i) * static_cast<double>(terms.history[i]);
-            m.h1 += S(i) * static_cast<double>(terms.history[i]);
+            m.history0 += D0(i) * static_cast<double>(terms.history[i]);
+            m.history1 += S(i) * static_cast<double>(terms.history[i]);
         }
     }
     m.a = block_sum(m.a);
     m.b1 = block_sum(m.b1);
     m.b2 = block_sum(m.b2);
     m.c = block_sum(m.c);
-    m.h0 = block_sum(m.h0);
-    m.h1 = block_sum(m.h1);
+    m.history0 = block_sum(m.history0);
+    m.history1 = block_sum(m.history1);
+    m.inverse_n = 1.0 / terms.weight_sum;
+    m.history_coefficient = terms.history_coefficient;
+    m.uses_history = terms.uses_history;
     return m;
-}
-
-template <class T>
-__device__ double memory_along(const SurrogateTerms<T>& terms, const StepMemory& m, double t) {
-    double memory = 0.5 * (m.a - t * (m.b1 + m.b2) + t * t * m.c) * (1.0 / terms.weight_sum);
-    if (terms.uses_history) memory -= terms.history_coefficient * (m.h0 - t * m.h1);
-    return memory;
 }
 
 // theta = from - t step (in T, as every engine rounds it; `from` may be
@@ -212,7 +205,7 @@ __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, con
     __shared__ double losses[kLineSearchSteps];
     for (int k = threadIdx.x; k < kLineSearchSteps; k += blockDim.x)
         losses[k] = sum_partials(partials, blocks, kLineSearchSteps, k);
-    const StepMemory m = step_memory(terms, theta, step);
+    const core::MemoryAlongStep m = step_memory(terms, theta, step);
     __shared__ int chosen;         // the accepted halving, or -1
     __shared__ int rounds;         // its candidate rounds to theta
     __shared__ double data_value;  // the accepted trial's data term
@@ -231,7 +224,7 @@ __global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, con
                 break;
             }
             const double data = losses[k] * (1.0 / terms.weight_sum);
-            const double trial = data + memory_along(terms, m, t);
+            const double trial = data + m.at(t);
             if (isfinite(trial) && core::plain_decrease(trial, value)) {
                 chosen = k;
                 data_value = data;
@@ -261,7 +254,7 @@ __global__ void doubling_decide_kernel(SurrogateTerms<T> terms, const T* start, 
     __shared__ double losses[kDoublingSteps];
     for (int k = threadIdx.x; k < kDoublingSteps; k += blockDim.x)
         losses[k] = sum_partials(partials, blocks, kDoublingSteps, k);
-    const StepMemory m = step_memory(terms, start, step);
+    const core::MemoryAlongStep m = step_memory(terms, start, step);
     __shared__ int chosen;
     __shared__ double data_value;
     if (threadIdx.x == 0) {
@@ -270,7 +263,7 @@ __global__ void doubling_decide_kernel(SurrogateTerms<T> terms, const T* start, 
         double u = 2.0;
         for (int k = 0; k < kDoublingSteps && u <= core::kLargestMajorizerStep; ++k, u *= 2.0) {
             const double data = losses[k] * (1.0 / terms.weight_sum);
-            const double trial = data + memory_along(terms, m, u);
+            const double trial = data + m.at(u);
             if (!(isfinite(trial) && core::plain_decrease(trial, best) && trial < best)) break;
             best = trial;
             chosen = k;

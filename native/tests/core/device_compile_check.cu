@@ -1,10 +1,13 @@
 // Compiled by nvcc as a CTest (no GPU needed): the contract's host/device
 // functions (core/huber.hpp, core/soft_threshold.hpp, core/solver_rules.hpp,
 // core/surrogate_terms.hpp, core/solve_rule.hpp: amendment 0002's rules
-// too) are callable from a CUDA kernel.
+// too; the line search's steps and the memory term along a step) are
+// callable from a CUDA kernel.
 #include <cstdint>
 
 #include "core/huber.hpp"
+#include "core/memory_along_step.hpp"
+#include "core/search_steps.hpp"
 #include "core/soft_threshold.hpp"
 #include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
@@ -25,6 +28,14 @@ __global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* 
     const double slack = rh::core::rounding_slack(1.0, rh::core::machine_epsilon<T>());
     if (rh::core::regular_solve_allowed<T>(rcond, 3) && rh::core::majorization_holds(1.0, 2.0, slack) &&
         rh::core::lamm_stalled(30, 1e-3, 2e-3, 1.0, 1.0, 1e-6) && rh::core::momentum_next(1.0) > 1.0)
+        shrunk[i] += T(0);
+    // the line search's steps and the memory term along a step
+    const T theta[1] = {r[i]}, step[1] = {T(1)};
+    T candidate[1];
+    double ahead[4];
+    const auto steps = rh::core::SearchSteps<T>::halving(1, theta, step);
+    rh::core::MemoryAlongStep memory;
+    if (steps.upcoming(steps.first(), ahead, 4) > 0 && !steps.form(ahead[0], candidate) && memory.at(ahead[0]) > 1.0)
         shrunk[i] += T(0);
 }
 
