@@ -34,7 +34,7 @@ class HostCudaEngine:
     """Stands for ``_native.Engine`` (one dtype, one parameter count)."""
 
     def __init__(self, device: int, dtype: str, n_features: int, fit_intercept: bool, *args: Any,
-                 solver_choice: int = 0) -> None:
+                 solver_choice: int = 0, block_tiles: int = 0) -> None:
         self.dtype = np.dtype(dtype)
         self.n_features, self.fit_intercept = int(n_features), bool(fit_intercept)
         self.stream = 0

@@ -57,12 +57,12 @@ int32_t parse_dtype(const std::string& dtype) {
 class Engine {
 public:
     Engine(int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept, bool cuda_graphs,
-           bool fast_math, std::uint64_t stream, int solver_choice)
+           bool fast_math, std::uint64_t stream, int solver_choice, int block_tiles)
         : dtype_(parse_dtype(dtype)),
           d_(n_features + (fit_intercept ? 1 : 0)),
           device_(device),
-          engine_(
-              options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice)) {}
+          engine_(options(device, dtype_, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice,
+                          block_tiles)) {}
 
     void restore(HostArray coefficients, HostArray information, const rh::core::StateCounters& counters,
                  std::optional<HostArray> meat) {
@@ -247,7 +247,11 @@ public:
 private:
     static rh_cuda_engine_options options(int device, int32_t dtype, std::int64_t n_features, bool fit_intercept,
                                           bool cuda_graphs, bool fast_math, std::uint64_t stream,
-                                          int solver_choice) {
+                                          int solver_choice, int block_tiles) {
+        // The ABI's field holds 0-65535; the engine says which of those it takes.
+        if (block_tiles < 0 || block_tiles > 65535)
+            throw nb::value_error(("block_tiles must be from 1 to 4096 (0: the default), got " +
+                                   std::to_string(block_tiles)).c_str());
         auto options = rh::cuda_abi::make<rh_cuda_engine_options>();
         options.device = device;
         options.dtype = dtype;
@@ -256,6 +260,7 @@ private:
         options.cuda_graphs = cuda_graphs ? 1 : 0;
         options.fast_math = fast_math ? 1 : 0;
         options.solver_choice = static_cast<uint8_t>(solver_choice);
+        options.block_tiles = static_cast<uint16_t>(block_tiles);
         options.stream = stream;
         return options;
     }
@@ -404,12 +409,12 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def(
             "__init__",
             [](Engine* self, int device, const std::string& dtype, std::int64_t n_features, bool fit_intercept,
-               bool cuda_graphs, bool fast_math, std::uint64_t stream, int solver_choice) {
-                new (self)
-                    Engine(device, dtype, n_features, fit_intercept, cuda_graphs, fast_math, stream, solver_choice);
+               bool cuda_graphs, bool fast_math, std::uint64_t stream, int solver_choice, int block_tiles) {
+                new (self) Engine(device, dtype, n_features, fit_intercept, cuda_graphs, fast_math, stream,
+                                  solver_choice, block_tiles);
             },
             "device"_a, "dtype"_a, "n_features"_a, "fit_intercept"_a, "cuda_graphs"_a = false, "fast_math"_a = false,
-            "stream"_a = 0, "solver_choice"_a = 0)
+            "stream"_a = 0, "solver_choice"_a = 0, "block_tiles"_a = 0)
         .def("restore", &Engine::restore, "coefficients"_a.noconvert(), "information"_a.noconvert(), "counters"_a,
              "meat"_a.noconvert().none() = nb::none(),
              "the engine's state from host arrays; with a meat the engine accumulates it (amendment 0003)")

@@ -69,6 +69,26 @@ def test_a_bad_solver_choice_is_refused_by_name(monkeypatch):
         adapter.solver_choice_requested()
 
 
+@pytest.mark.parametrize("value, expected", [("", 0), ("1", 1), (" 8 ", 8), ("4096", 4096)])
+def test_the_block_tiles_knob_is_read_from_the_environment(monkeypatch, value, expected):
+    monkeypatch.setenv("RH_CUDA_BLOCK_TILES", value)
+    assert adapter.block_tiles_requested() == expected
+
+
+@pytest.mark.parametrize("value", ["0", "4097", "-3", "2.5", "many"])
+def test_a_bad_block_tiles_knob_is_refused_by_name_anywhere(monkeypatch, value):
+    monkeypatch.setenv("RH_CUDA_BLOCK_TILES", value)
+    with pytest.raises(ValidationError, match=f"RH_CUDA_BLOCK_TILES must be an integer from 1 to 4096, got '{value}'"):
+        adapter.block_tiles_requested()
+
+
+@pytest.mark.parametrize("tiles", [-1, 65536])
+def test_block_tiles_outside_the_abi_field_are_refused_by_the_binding(tiles):
+    # Checked before any engine is made: no device needed.
+    with pytest.raises(ValueError, match=f"block_tiles must be from 1 to 4096 \\(0: the default\\), got {tiles}"):
+        adapter._native.Engine(0, "float64", 3, True, block_tiles=tiles)
+
+
 # ---------------------------------------------------------------- GPU
 
 
@@ -170,6 +190,13 @@ def test_an_unknown_solver_choice_is_refused_by_the_engine():
     module = adapter._native
     with pytest.raises(module.EngineError, match="solver_choice must be"):
         module.Engine(0, "float64", 3, True, solver_choice=7)
+
+
+@gpu
+def test_block_tiles_beyond_the_engines_range_are_refused_by_the_engine():
+    module = adapter._native
+    with pytest.raises(module.EngineError, match="block_tiles must be from 1 to 4096 \\(0: the default\\), got 5000"):
+        module.Engine(0, "float64", 3, True, block_tiles=5000)
 
 
 @gpu

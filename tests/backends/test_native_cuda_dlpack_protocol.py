@@ -68,7 +68,7 @@ class RecordingEngine:
 
     instances: list = []
 
-    def __init__(self, device, dtype, n_features, fit_intercept, *args, solver_choice=0):
+    def __init__(self, device, dtype, n_features, fit_intercept, *args, solver_choice=0, block_tiles=0):
         self.dtype, self.d = dtype, n_features + int(fit_intercept)
         self.stream = ENGINE_STREAM
         self.consumed = []

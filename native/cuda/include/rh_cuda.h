@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 4
+#define RH_CUDA_ABI_VERSION_MINOR 5
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -112,7 +112,8 @@ typedef struct rh_cuda_engine_options {
     uint8_t cuda_graphs;       /* capture the repeated launch sequences (falls back when impossible) */
     uint8_t fast_math;         /* float32 only: TF32 tensor-core math in cuBLAS */
     uint8_t solver_choice;     /* RH_CUDA_SOLVER_*: which path solves an update (ABI 1.2) */
-    uint8_t reserved[4];
+    uint8_t reserved[2];
+    uint16_t block_tiles;      /* the block solver's tiles of rows per block at least, 1-4096; 0: the engine's default (ABI 1.5) */
     uint64_t stream;           /* 0: the engine creates its own non-blocking stream; else a borrowed cudaStream_t */
 } rh_cuda_engine_options;
 

@@ -39,12 +39,10 @@ void check_on_device(const void* pointer, int device, const char* name) {
 
 }  // namespace
 
-void check_batch_description(const rh_cuda_batch& batch, int dtype, int device, std::int64_t features,
+void check_batch_description(const BatchInput& batch, ElementType dtype, int device, std::int64_t features,
                              bool with_targets) {
     if (batch.dtype != dtype)
         fail(core::Status::invalid_argument, "the batch's dtype is not the engine's");
-    if (batch.memory != RH_CUDA_MEMORY_HOST && batch.memory != RH_CUDA_MEMORY_DEVICE)
-        fail(core::Status::invalid_argument, "batch memory must be host or device");
     if (batch.rows < 1) fail(core::Status::invalid_argument, "X must have at least one row");
     if (batch.features < 1) fail(core::Status::invalid_argument, "X must have at least one feature");
     if (batch.features != features)
@@ -55,7 +53,7 @@ void check_batch_description(const rh_cuda_batch& batch, int dtype, int device, 
              "batch too large for the 32-bit cuBLAS interface; split it into smaller batches");
     if (batch.X == nullptr || (with_targets && batch.y == nullptr))
         fail(core::Status::invalid_argument, "X and y must not be null");
-    if (batch.memory == RH_CUDA_MEMORY_DEVICE) {
+    if (batch.memory == BatchMemory::device) {
         check_on_device(batch.X, device, "X");
         if (with_targets) {
             check_on_device(batch.y, device, "y");
@@ -65,10 +63,10 @@ void check_batch_description(const rh_cuda_batch& batch, int dtype, int device, 
 }
 
 template <class T>
-StagedBatch<T> stage_batch(const rh_cuda_batch& batch, Workspace<T>& ws, int device, std::int64_t p,
+StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device, std::int64_t p,
                            std::int64_t d, cudaStream_t stream) {
     const std::int64_t n = batch.rows;
-    const bool host = batch.memory == RH_CUDA_MEMORY_HOST;
+    const bool host = batch.memory == BatchMemory::host;
     const bool weighted = batch.sample_weight != nullptr;
     ws.reserve_rows(device, n, p, d, host, !weighted, stream);
     StagedBatch<T> staged{n, static_cast<const T*>(batch.X), static_cast<const T*>(batch.y),
@@ -83,7 +81,7 @@ StagedBatch<T> stage_batch(const rh_cuda_batch& batch, Workspace<T>& ws, int dev
         staged.y = ws.y.data();
         staged.w = weighted ? ws.w.data() : nullptr;
     } else {
-        join_producer(batch.stream, stream);
+        join_producer(batch.producer_stream, stream);
     }
     if (!weighted) staged.w = ws.ones.data();
     return staged;
@@ -109,9 +107,9 @@ double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace
     return host_sums[kWeightSum];
 }
 
-template StagedBatch<float> stage_batch<float>(const rh_cuda_batch&, Workspace<float>&, int, std::int64_t,
+template StagedBatch<float> stage_batch<float>(const BatchInput&, Workspace<float>&, int, std::int64_t,
                                                std::int64_t, cudaStream_t);
-template StagedBatch<double> stage_batch<double>(const rh_cuda_batch&, Workspace<double>&, int, std::int64_t,
+template StagedBatch<double> stage_batch<double>(const BatchInput&, Workspace<double>&, int, std::int64_t,
                                                  std::int64_t, cudaStream_t);
 template double check_batch_values<float>(const StagedBatch<float>&, std::int64_t, Workspace<float>&, double*,
                                           cudaStream_t);

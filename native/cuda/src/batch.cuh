@@ -27,12 +27,12 @@ struct StagedBatch {
 
 // Checks the description of `batch` for an engine of `dtype` on `device`
 // (features: the engine's p; with_targets: y is required).
-void check_batch_description(const rh_cuda_batch& batch, int dtype, int device, std::int64_t features,
+void check_batch_description(const BatchInput& batch, ElementType dtype, int device, std::int64_t features,
                              bool with_targets);
 
 // Stages the batch (reserving the engine's row buffers) on `stream`.
 template <class T>
-StagedBatch<T> stage_batch(const rh_cuda_batch& batch, Workspace<T>& ws, int device, std::int64_t p,
+StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device, std::int64_t p,
                            std::int64_t d, cudaStream_t stream);
 
 // The device checks of the staged values; returns the batch's weight

@@ -2,7 +2,6 @@
 
 #include <cooperative_groups.h>
 
-#include <cstdlib>
 #include <string>
 
 #include "core/huber.hpp"
@@ -304,17 +303,6 @@ int block_solver_grid(int capacity, std::int64_t rows, int tiles_per_block) {
     const std::int64_t tiles = (rows + kTileRows - 1) / kTileRows;
     const std::int64_t wanted = (tiles + tiles_per_block - 1) / tiles_per_block;
     return static_cast<int>(wanted < capacity ? (wanted < 1 ? 1 : wanted) : capacity);
-}
-
-int block_solver_tiles_per_block_from_environment() {
-    const char* value = std::getenv("RH_CUDA_BLOCK_TILES");
-    if (value == nullptr || *value == '\0') return kBlockSolverTilesPerBlock;
-    char* end = nullptr;
-    const long tiles = std::strtol(value, &end, 10);
-    if (*end != '\0' || tiles < 1 || tiles > 4096)
-        throw Failure(core::Status::invalid_argument,
-                      std::string("RH_CUDA_BLOCK_TILES must be an integer from 1 to 4096, got '") + value + "'");
-    return static_cast<int>(tiles);
 }
 
 template <class T>

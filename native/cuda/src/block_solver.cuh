@@ -103,10 +103,9 @@ struct BlockProblem {
 template <class T>
 int block_solver_capacity(int device);
 int block_solver_grid(int capacity, std::int64_t rows, int tiles_per_block);
-// RH_CUDA_BLOCK_TILES (a positive integer) or kBlockSolverTilesPerBlock: a
-// calibration knob read when an engine is created.
+// The tiles per block when the engine options leave it to the engine
+// (EngineOptions::block_tiles, a calibration knob).
 inline constexpr int kBlockSolverTilesPerBlock = 1;
-int block_solver_tiles_per_block_from_environment();
 
 template <class T>
 void launch_block_solver(cudaStream_t stream, const BlockProblem<T>& problem);

@@ -10,94 +10,61 @@ namespace rh::cuda {
 
 namespace {
 
-rh_cuda_state_counters to_abi(const core::StateCounters& c) {
-    rh_cuda_state_counters out{};
-    out.abi_version = RH_CUDA_ABI_VERSION;
-    out.struct_size = sizeof(out);
-    out.n_features_in = c.n_features_in;
-    out.n_samples_seen = c.n_samples_seen;
-    out.batch_count = c.batch_count;
-    out.previous_lambda = c.previous_lambda;
-    out.weight_sum = c.weight_sum;
-    out.fit_intercept = c.fit_intercept ? 1 : 0;
-    return out;
+// The tiles of rows per block the block solver takes: the option, or the default.
+int block_tiles_for(int requested) {
+    if (requested < 0 || requested > kMaxBlockTiles)
+        throw Failure(core::Status::invalid_argument, "block_tiles must be from 1 to " +
+                                                          std::to_string(kMaxBlockTiles) + " (0: the default), got " +
+                                                          std::to_string(requested));
+    return requested == 0 ? kBlockSolverTilesPerBlock : requested;
 }
 
-// The host state's meat: none in a struct of ABI 1.3's size (before the field existed).
-void* meat_of(const rh_cuda_host_state& state) {
-    return state.struct_size >= offsetof(rh_cuda_host_state, meat) + sizeof(void*) ? state.meat : nullptr;
+std::int64_t checked_parameters(const EngineOptions& options) {
+    if (options.n_features < 1) throw Failure(core::Status::invalid_argument, "n_features must be at least one");
+    const std::int64_t d = options.n_features + (options.fit_intercept ? 1 : 0);
+    if (d > kMaxParameters)
+        throw Failure(core::Status::invalid_argument, "the CUDA engine serves at most " +
+                                                          std::to_string(kMaxParameters) + " parameters, got " +
+                                                          std::to_string(d));
+    return d;
 }
 
 }  // namespace
 
 template <class T>
-CudaEngine<T>::CudaEngine(const rh_cuda_engine_options& options)
+CudaEngine<T>::CudaEngine(const EngineOptions& options)
     : Engine(options.device),
       p_(options.n_features),
-      d_(options.n_features + (options.fit_intercept ? 1 : 0)),
-      intercept_(options.fit_intercept != 0),
-      cuda_graphs_(options.cuda_graphs != 0),
-      fast_math_(options.fast_math != 0 && sizeof(T) == 4),
+      d_(checked_parameters(options)),
+      intercept_(options.fit_intercept),
+      cuda_graphs_(options.cuda_graphs),
+      fast_math_(options.fast_math && sizeof(T) == 4),
       solver_choice_(options.solver_choice),
-      block_tiles_(block_solver_tiles_per_block_from_environment()),
+      block_tiles_(block_tiles_for(options.block_tiles)),
+      context_(options.device, options.stream, fast_math_),
+      stream_(context_.stream()),
+      blas_(context_.blas()),
+      solver_handle_(context_.solver()),
       host_terms_(2 * (options.n_features + 1)) {
-    if (p_ < 1) throw Failure(core::Status::invalid_argument, "n_features must be at least one");
-    if (solver_choice_ > RH_CUDA_SOLVER_BLOCK)
-        throw Failure(core::Status::invalid_argument,
-                      "solver_choice must be RH_CUDA_SOLVER_AUTO, RH_CUDA_SOLVER_PIPELINE or RH_CUDA_SOLVER_BLOCK");
-    if (d_ > kMaxParameters)
-        throw Failure(core::Status::invalid_argument,
-                      "the CUDA engine serves at most " + std::to_string(kMaxParameters) + " parameters, got " +
-                          std::to_string(d_));
     DeviceGuard guard(device_);
-    try {
-        if (options.stream != 0) {
-            stream_ = reinterpret_cast<cudaStream_t>(options.stream);
-        } else {
-            RH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-            owns_stream_ = true;
-        }
-        RH_CUBLAS_CHECK(cublasCreate(&blas_));
-        RH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-        // Strict precision unless asked: no TF32 in float32 products.
-        RH_CUBLAS_CHECK(cublasSetMathMode(blas_, fast_math_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-        RH_CUSOLVER_CHECK(cusolverDnCreate(&solver_handle_));
-        RH_CUSOLVER_CHECK(cusolverDnSetStream(solver_handle_, stream_));
-        ws_.reserve_parameters(device_, p_, d_);
-        solver_.reserve(device_, solver_handle_, d_);
-        counters_.n_features_in = p_;
-        counters_.fit_intercept = intercept_;
-        host_theta_.assign(static_cast<std::size_t>(d_), T(0));
-        host_theta_next_.assign(static_cast<std::size_t>(d_), T(0));
-        RH_CUDA_CHECK(cudaMemsetAsync(ws_.theta_current.data(), 0, sizeof(T) * d_, stream_));
-        RH_CUDA_CHECK(cudaMemsetAsync(ws_.J_current.data(), 0, sizeof(T) * d_ * d_, stream_));
-        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    } catch (...) {
-        if (solver_handle_ != nullptr) cusolverDnDestroy(solver_handle_);
-        if (blas_ != nullptr) cublasDestroy(blas_);
-        if (owns_stream_) cudaStreamDestroy(stream_);
-        throw;
-    }
+    ws_.reserve_parameters(device_, p_, d_);
+    solver_.reserve(device_, solver_handle_, d_);
+    counters_.n_features_in = p_;
+    counters_.fit_intercept = intercept_;
+    host_theta_.assign(static_cast<std::size_t>(d_), T(0));
+    host_theta_next_.assign(static_cast<std::size_t>(d_), T(0));
+    RH_CUDA_CHECK(cudaMemsetAsync(ws_.theta_current.data(), 0, sizeof(T) * d_, stream_));
+    RH_CUDA_CHECK(cudaMemsetAsync(ws_.J_current.data(), 0, sizeof(T) * d_ * d_, stream_));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 template <class T>
-CudaEngine<T>::~CudaEngine() {
-    DeviceGuard guard(device_);
-    cudaStreamSynchronize(stream_);
-    cusolverDnDestroy(solver_handle_);
-    cublasDestroy(blas_);
-    if (owns_stream_) cudaStreamDestroy(stream_);
-}
-
-template <class T>
-void CudaEngine<T>::restore_state(const rh_cuda_host_state& state) {
-    core::StateCounters counters{state.counters.n_features_in, state.counters.fit_intercept != 0,
-                                 state.counters.n_samples_seen, state.counters.batch_count,
-                                 state.counters.previous_lambda, state.counters.weight_sum};
+void CudaEngine<T>::restore_state(const HostState& state) {
+    const core::StateCounters& counters = state.counters;
     if (counters.n_features_in != p_ || counters.fit_intercept != intercept_ || state.n_parameters != d_)
         throw Failure(core::Status::invalid_state, "state shape does not match the engine's features and intercept");
     core::check_counters(counters);
-    const T* meat = static_cast<const T*>(meat_of(state));
+    const T* meat = static_cast<const T*>(state.meat);
     const core::StateView<T> view{static_cast<const T*>(state.coefficients), static_cast<const T*>(state.information),
                                   counters, meat};
     core::check_state_values(view);
@@ -120,7 +87,7 @@ void CudaEngine<T>::restore_state(const rh_cuda_host_state& state) {
 }
 
 template <class T>
-void CudaEngine<T>::copy_state(rh_cuda_host_state& state) {
+void CudaEngine<T>::copy_state(HostState& state) {
     if (state.n_parameters != d_ || state.coefficients == nullptr || state.information == nullptr)
         throw Failure(core::Status::invalid_argument, "the host state's arrays must hold d and d x d values");
     DeviceGuard guard(device_);
@@ -128,19 +95,14 @@ void CudaEngine<T>::copy_state(rh_cuda_host_state& state) {
                                   cudaMemcpyDeviceToHost, stream_));
     RH_CUDA_CHECK(cudaMemcpyAsync(state.information, ws_.J_current.data(), sizeof(T) * d_ * d_,
                                   cudaMemcpyDeviceToHost, stream_));
-    if (void* meat = meat_of(state); meat != nullptr) {
+    if (void* meat = state.meat; meat != nullptr) {
         if (!tracks_meat_)
             throw Failure(core::Status::invalid_state, "the engine keeps no meat: it was restored without one");
         RH_CUDA_CHECK(cudaMemcpyAsync(meat, ws_.meat_current.data(), sizeof(T) * d_ * d_, cudaMemcpyDeviceToHost,
                                       stream_));
     }
     RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    state.counters = to_abi(counters_);
-}
-
-template <class T>
-rh_cuda_state_counters CudaEngine<T>::counters() const {
-    return to_abi(counters_);
+    state.counters = counters_;
 }
 
 template <class T>
@@ -164,12 +126,10 @@ void CudaEngine<T>::synchronize() {
 }
 
 template <class T>
-rh_cuda_features CudaEngine<T>::features() const {
-    rh_cuda_features out{};
-    out.abi_version = RH_CUDA_ABI_VERSION;
-    out.struct_size = sizeof(out);
+EngineFeatures CudaEngine<T>::features() const {
+    EngineFeatures out;
     out.device = device_;
-    out.dtype = sizeof(T) == 8 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32;
+    out.dtype = element_type_of<T>();
     out.n_parameters = d_;
     out.updates = updates_;
     out.host_syncs = host_syncs_;
@@ -178,14 +138,14 @@ rh_cuda_features CudaEngine<T>::features() const {
     out.graph_captures = newton_graph_.captures() + lamm_graph_.captures();
     out.graph_replays = newton_graph_.replays() + lamm_graph_.replays();
     out.graph_fallbacks = newton_graph_.fallbacks() + lamm_graph_.fallbacks();
-    out.cuda_graphs = cuda_graphs_ ? 1 : 0;
-    out.fast_math = fast_math_ ? 1 : 0;
-    out.owns_stream = owns_stream_ ? 1 : 0;
+    out.cuda_graphs = cuda_graphs_;
+    out.fast_math = fast_math_;
+    out.owns_stream = context_.owns_stream();
     out.stream = reinterpret_cast<std::uint64_t>(stream_);
     return out;
 }
 
-std::unique_ptr<Engine> make_engine(const rh_cuda_engine_options& options) {
+void require_device(int device) {
     int count = 0;
     const cudaError_t error = cudaGetDeviceCount(&count);
     if (error != cudaSuccess || count == 0) {
@@ -194,12 +154,15 @@ std::unique_ptr<Engine> make_engine(const rh_cuda_engine_options& options) {
                       std::string("no CUDA device is available (") +
                           (error != cudaSuccess ? cudaGetErrorString(error) : "device count 0") + ")");
     }
-    if (options.device < 0 || options.device >= count)
-        throw Failure(core::Status::invalid_argument, "CUDA device " + std::to_string(options.device) +
+    if (device < 0 || device >= count)
+        throw Failure(core::Status::invalid_argument, "CUDA device " + std::to_string(device) +
                                                           " does not exist (" + std::to_string(count) + " devices)");
-    if (options.dtype == RH_CUDA_FLOAT64) return std::make_unique<CudaEngine<double>>(options);
-    if (options.dtype == RH_CUDA_FLOAT32) return std::make_unique<CudaEngine<float>>(options);
-    throw Failure(core::Status::invalid_argument, "dtype must be either 'float32' or 'float64'");
+}
+
+std::unique_ptr<Engine> make_engine(const EngineOptions& options) {
+    require_device(options.device);
+    if (options.dtype == ElementType::float64) return std::make_unique<CudaEngine<double>>(options);
+    return std::make_unique<CudaEngine<float>>(options);
 }
 
 template class CudaEngine<float>;

@@ -1,8 +1,9 @@
-// The CUDA engine for one dtype: one device, one parameter count, its own
-// stream (or a borrowed one), cuBLAS and cuSOLVER handles, the state
+// The CUDA engine for one dtype: one device, one parameter count, its
+// device context (stream and vendor handles, device_context.cuh), the state
 // resident on the device (current and staged next), its workspace and
 // solve ladder. Lifecycle and state transfer in cuda_engine.cu, one batch
-// transition and prediction in pipeline.cu.
+// transition in update.cu, the pipeline's solve in pipeline.cu, prediction
+// in predict.cu.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "core/diagnostics.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
+#include "device_context.cuh"
 #include "engine_internal.cuh"
 #include "graph_replay.cuh"
 #include "linear_solver.cuh"
@@ -28,17 +30,15 @@ inline constexpr std::int64_t kMaxParameters = 1024;
 template <class T>
 class CudaEngine final : public Engine {
 public:
-    explicit CudaEngine(const rh_cuda_engine_options& options);
-    ~CudaEngine() override;
+    explicit CudaEngine(const EngineOptions& options);
 
-    void restore_state(const rh_cuda_host_state& state) override;
-    void copy_state(rh_cuda_host_state& state) override;
-    rh_cuda_state_counters counters() const override;
-    void update(const rh_cuda_batch& batch, const rh_cuda_solver_config& config, void* coefficients_out,
-                rh_cuda_diagnostics& diagnostics) override;
-    void predict(const rh_cuda_batch& batch, void* out) override;
+    void restore_state(const HostState& state) override;
+    void copy_state(HostState& state) override;
+    core::StateCounters counters() const override { return counters_; }
+    UpdateReport update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) override;
+    void predict(const BatchInput& batch, void* out) override;
     void synchronize() override;
-    rh_cuda_features features() const override;
+    EngineFeatures features() const override;
     void revert() override;
 
 private:
@@ -101,14 +101,14 @@ private:
 
     std::int64_t p_, d_;
     bool intercept_;
-    cudaStream_t stream_ = nullptr;
-    bool owns_stream_ = false;
     bool cuda_graphs_ = false, fast_math_ = false;
-    uint8_t solver_choice_ = RH_CUDA_SOLVER_AUTO;  // which path may solve an update (ABI option)
+    SolverChoice solver_choice_ = SolverChoice::automatic;  // which path may solve an update
     int block_capacity_ = 0;  // the block solver's resident blocks on this device (0: not asked yet)
-    int block_tiles_ = kBlockSolverTilesPerBlock;  // tiles of rows per block at least (RH_CUDA_BLOCK_TILES)
-    cublasHandle_t blas_ = nullptr;
-    cusolverDnHandle_t solver_handle_ = nullptr;
+    int block_tiles_ = kBlockSolverTilesPerBlock;  // tiles of rows per block at least (an engine option)
+    DeviceContext context_;  // the stream and the vendor handles (released last but the workspace)
+    const cudaStream_t stream_;
+    const cublasHandle_t blas_;
+    const cusolverDnHandle_t solver_handle_;
     Workspace<T> ws_;
     LinearSolver<T> solver_;
     core::StateCounters counters_;

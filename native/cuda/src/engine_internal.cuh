@@ -15,8 +15,9 @@
 #include <string>
 #include <utility>
 
+#include "core/solver_config.hpp"
 #include "core/status.hpp"
-#include "rh_cuda.h"
+#include "engine_types.cuh"
 
 namespace rh::cuda {
 
@@ -135,17 +136,20 @@ private:
 };
 
 // The engine behind the C ABI: one device, one dtype, one parameter count.
+// It speaks core's types (engine_types.cuh); c_api.cu translates the ABI's.
 class Engine {
 public:
     virtual ~Engine();
-    virtual void restore_state(const rh_cuda_host_state& state) = 0;
-    virtual void copy_state(rh_cuda_host_state& state) = 0;
-    virtual rh_cuda_state_counters counters() const = 0;
-    virtual void update(const rh_cuda_batch& batch, const rh_cuda_solver_config& config, void* coefficients_out,
-                        rh_cuda_diagnostics& diagnostics) = 0;
-    virtual void predict(const rh_cuda_batch& batch, void* out) = 0;
+    virtual void restore_state(const HostState& state) = 0;
+    virtual void copy_state(HostState& state) = 0;
+    virtual core::StateCounters counters() const = 0;
+    // Absorbs one batch; its coefficients into coefficients_out (d values of
+    // the engine's dtype on the host) unless null.
+    virtual UpdateReport update(const BatchInput& batch, const core::SolverConfig& config,
+                                void* coefficients_out) = 0;
+    virtual void predict(const BatchInput& batch, void* out) = 0;
     virtual void synchronize() = 0;
-    virtual rh_cuda_features features() const = 0;
+    virtual EngineFeatures features() const = 0;
     // Puts back the state the last successful update replaced (once, and only
     // until another update or restore is attempted).
     virtual void revert() = 0;
@@ -159,7 +163,11 @@ protected:
     int device_;
 };
 
+// Throws Failure (unavailable) when no CUDA device is usable, or
+// (invalid_argument) when `device` is not one of them.
+void require_device(int device);
+
 // An engine for `options` (throws Failure when none can be made).
-std::unique_ptr<Engine> make_engine(const rh_cuda_engine_options& options);
+std::unique_ptr<Engine> make_engine(const EngineOptions& options);
 
 }  // namespace rh::cuda

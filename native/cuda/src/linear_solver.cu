@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/invariants.hpp"
+#include "ladder_kernels.cuh"
 #include "vendor_calls.cuh"
 
 namespace rh::cuda {

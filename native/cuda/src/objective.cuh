@@ -1,9 +1,10 @@
 // The d-sized work of an iteration, on the device, one block per kernel:
 // the gradient and the Newton matrix of the surrogate objective (ALGORITHM.md),
-// the step from a factored Newton matrix and its reciprocal condition
-// number, and the solvers' decisions (solver_rules.hpp's tests and updates:
-// line search over every halving at once, LAMM's majorization test and phi)
-// written into an IterationFlags record the host reads once per iteration.
+// the information update, and the pipeline's decisions (solver_rules.hpp's
+// tests and updates: line search over every halving at once, LAMM's
+// majorization test and phi) written into an IterationFlags record the host
+// reads once per iteration. The solve ladder's kernels are in
+// ladder_kernels.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -74,35 +75,10 @@ template <class T>
 void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                           const double* s_partials, int blocks, const T* G, T* g, T* H, IterationFlags* flags);
 
-// step = Hinv g when the factorization succeeded (*info == 0), the matrix is
-// symmetric where that is required, rcond = 1 / (||H||_1 ||Hinv||_1) >
-// eps * d and the step is finite; flags.step_ok says whether.
-template <class T>
-void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, IterationFlags* flags);
-
 // Systems up to this size take the Cholesky rung in one block (factor,
 // inverse, rcond and step in shared memory) instead of cuSOLVER's potrf and
 // potrs, whose several launches dominate an iteration at such sizes.
 inline constexpr std::int64_t kSmallSystem = 48;  // two d x d factors in 48 KB of shared memory
-
-// The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
-// decides it (H symmetric, positive pivots, rcond > eps d, finite step).
-template <class T>
-void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
-                                IterationFlags* flags);
-
-// The minimum-norm least-squares step from H = U S V' (gesvd): singular
-// values below eps * d * s_max count as zero.
-template <class T>
-void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
-                          const int* info, T* step, IterationFlags* flags);
-
-// The same step from a symmetric H = Q diag(lambda) Q' (syevd: Q column-major,
-// lambda ascending): |lambda| below eps * d * max |lambda| count as zero.
-template <class T>
-void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
-                                    const int* info, T* step, IterationFlags* flags);
 
 // The line search over every halving at once (kLineSearchSteps losses from
 // the pass): the first t whose candidate rounds to theta (convergence) or
@@ -171,8 +147,5 @@ void launch_point_objective(cudaStream_t stream, const SurrogateTerms<T>& terms,
 // J_next = J + G (G: SYRK's upper triangle, column-major; J row-major).
 template <class T>
 void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, const T* G, T* J_next);
-
-template <class T>
-void launch_identity(cudaStream_t stream, std::int64_t d, T* out);
 
 }  // namespace rh::cuda

@@ -127,6 +127,22 @@ def solver_choice_requested() -> str:
     return value
 
 
+#: The most tiles of rows per block the engine takes (its kMaxBlockTiles).
+MAX_BLOCK_TILES = 4096
+
+
+def block_tiles_requested() -> int:
+    """The block solver's tiles of rows per block at least (RH_CUDA_BLOCK_TILES,
+    an integer from 1 to 4096), or 0 for the engine's default: a calibration
+    knob for the block solver's benchmark, passed to new engines as an option."""
+    value = os.environ.get("RH_CUDA_BLOCK_TILES", "").strip()
+    if not value:
+        return 0
+    if not value.isdigit() or not 1 <= int(value) <= MAX_BLOCK_TILES:
+        raise ValidationError(f"RH_CUDA_BLOCK_TILES must be an integer from 1 to {MAX_BLOCK_TILES}, got {value!r}")
+    return int(value)
+
+
 class NativeCudaBackend:
     name = "native_cuda"
     n_jobs: Optional[int] = None
@@ -158,6 +174,8 @@ class NativeCudaBackend:
         #: which path may solve an update: "auto" (the block solver for small
         #: batches, else the pipeline), "pipeline" or "block" (RH_CUDA_SOLVER)
         self.solver_choice = solver_choice_requested()
+        #: the block solver's tiles of rows per block (RH_CUDA_BLOCK_TILES; 0: the engine's default)
+        self.block_tiles = block_tiles_requested()
         self._engine: Any = None
         self._engine_id = 0
         self._shape: Optional[tuple[int, bool]] = None
@@ -176,7 +194,7 @@ class NativeCudaBackend:
             try:
                 engine = _native.Engine(
                     self.device_index, self.dtype.name, shape[0], shape[1], self.cuda_graphs, self.fast_math,
-                    solver_choice=SOLVER_CHOICES.index(self.solver_choice),
+                    solver_choice=SOLVER_CHOICES.index(self.solver_choice), block_tiles=self.block_tiles,
                 )
             except _native.EngineError as exc:
                 raise _translate(exc) from None
@@ -358,7 +376,8 @@ class NativeCudaBackend:
     def cuda_features(self) -> dict[str, Any]:
         """The engine's counters (host synchronizations, workspace, CUDA graphs) and the device."""
         features: dict[str, Any] = {"device": self.device, "cuda_graphs_requested": self.cuda_graphs,
-                                    "fast_math": self.fast_math, "solver_choice": self.solver_choice}
+                                    "fast_math": self.fast_math, "solver_choice": self.solver_choice,
+                                    "block_tiles": self.block_tiles}
         if self._engine is not None:
             features.update(self._engine.features())
             features["device"] = self.device

@@ -1,0 +1,161 @@
+#include "ladder_kernels.cuh"
+
+#include "core/solve_rule.hpp"
+#include "engine_internal.cuh"
+#include "launch.cuh"
+#include "objective_device.cuh"
+
+namespace rh::cuda {
+
+namespace {
+
+template <class T>
+__global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
+                                         bool require_symmetric, T* step, IterationFlags* flags) {
+    double largest_column = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double column = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(Hinv[i + j * d]));
+        largest_column = column > largest_column ? column : largest_column;
+    }
+    largest_column = block_max(largest_column);
+    const double norm = flags->norm1;
+    const double rcond = core::reciprocal_condition(norm, largest_column);
+    const bool usable = *info == 0 && (!require_symmetric || flags->symmetric != 0) &&
+                        core::regular_solve_allowed<T>(rcond, d);
+    double finite = 1.0;
+    if (usable) {
+        for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+            double sum = 0.0;
+            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(Hinv[i + j * d]) * static_cast<double>(g[j]);
+            step[i] = static_cast<T>(sum);
+            finite = isfinite(step[i]) ? finite : 0.0;
+        }
+    }
+    finite = block_sum(finite == 1.0 ? 0.0 : 1.0);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->rcond = rcond;
+        flags->step_ok = usable && finite == 0.0;
+    }
+}
+
+template <class T>
+__global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, IterationFlags* flags) {
+    small_cholesky_step(d, H, g, step, flags);
+}
+
+template <class T>
+__global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                                     const int* info, T* step, IterationFlags* flags) {
+    // x = V diag(1/s) U' g over the singular values above eps d s_max.
+    __shared__ double coefficient[1024];
+    const double cutoff = core::singular_rcond_threshold<T>(d) * static_cast<double>(S[0]);
+    for (std::int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+        double dot = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(U[i + k * d]) * static_cast<double>(g[i]);
+        const double s = static_cast<double>(S[k]);
+        coefficient[k] = s > cutoff ? dot / s : 0.0;
+    }
+    __syncthreads();
+    double bad = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double sum = 0.0;
+        for (std::int64_t k = 0; k < d; ++k) sum += static_cast<double>(VT[k + j * d]) * coefficient[k];
+        step[j] = static_cast<T>(sum);
+        bad += isfinite(step[j]) ? 0.0 : 1.0;
+    }
+    bad = block_sum(bad);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->step_ok = *info == 0 && bad == 0.0;
+    }
+}
+
+template <class T>
+__global__ void symmetric_min_norm_step_kernel(std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                               const int* info, T* step, IterationFlags* flags) {
+    // x = Q diag(1/lambda) Q' g over |lambda| above eps d max |lambda| (the
+    // singular values of a symmetric H are |lambda|: the SVD rung's cutoff).
+    __shared__ double coefficient[1024];
+    const double lowest = fabs(static_cast<double>(lambda[0])), highest = fabs(static_cast<double>(lambda[d - 1]));
+    const double cutoff = core::singular_rcond_threshold<T>(d) * (lowest > highest ? lowest : highest);
+    for (std::int64_t k = threadIdx.x; k < d; k += blockDim.x) {
+        double dot = 0.0;
+        for (std::int64_t i = 0; i < d; ++i) dot += static_cast<double>(Q[i + k * d]) * static_cast<double>(g[i]);
+        const double value = static_cast<double>(lambda[k]);
+        coefficient[k] = fabs(value) > cutoff ? dot / value : 0.0;
+    }
+    __syncthreads();
+    double bad = 0.0;
+    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+        double sum = 0.0;
+        for (std::int64_t k = 0; k < d; ++k) sum += static_cast<double>(Q[j + k * d]) * coefficient[k];
+        step[j] = static_cast<T>(sum);
+        bad += isfinite(step[j]) ? 0.0 : 1.0;
+    }
+    bad = block_sum(bad);
+    if (threadIdx.x == 0) {
+        flags->info = *info;
+        flags->step_ok = *info == 0 && bad == 0.0;
+    }
+}
+
+template <class T>
+__global__ void identity_kernel(std::int64_t d, T* out) {
+    for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < d * d;
+         e += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+        out[e] = e % (d + 1) == 0 ? T(1) : T(0);
+}
+
+}  // namespace
+
+template <class T>
+void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
+                              bool require_symmetric, T* step, IterationFlags* flags) {
+    step_from_inverse_kernel<T><<<1, kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
+                                IterationFlags* flags) {
+    small_cholesky_step_kernel<T><<<1, kThreads, 0, stream>>>(d, H, g, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                          const int* info, T* step, IterationFlags* flags) {
+    min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, U, S, VT, g, info, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                    const int* info, T* step, IterationFlags* flags) {
+    symmetric_min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, Q, lambda, g, info, step, flags);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
+    identity_kernel<T><<<row_blocks(d * d), kThreads, 0, stream>>>(d, out);
+    RH_CUDA_LAUNCHED();
+}
+
+#define RH_INSTANTIATE(T)                                                                                           \
+    template void launch_step_from_inverse<T>(cudaStream_t, std::int64_t, const T*, const T*, const int*, bool,   \
+                                              T*, IterationFlags*);                                                \
+    template void launch_small_cholesky_step<T>(cudaStream_t, std::int64_t, const T*, const T*, T*,               \
+                                                IterationFlags*);                                                  \
+    template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \
+                                          const int*, T*, IterationFlags*);                                        \
+    template void launch_symmetric_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*,     \
+                                                    const int*, T*, IterationFlags*);                              \
+    template void launch_identity<T>(cudaStream_t, std::int64_t, T*);
+RH_INSTANTIATE(float)
+RH_INSTANTIATE(double)
+#undef RH_INSTANTIATE
+
+}  // namespace rh::cuda

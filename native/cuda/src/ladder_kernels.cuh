@@ -1,0 +1,45 @@
+// The solve ladder's kernels (linear_solver.cuh runs the ladder): the step
+// from an inverted Newton matrix with its reciprocal condition number, the
+// small-system Cholesky rung in one block, the minimum-norm steps from an
+// SVD or a symmetric eigendecomposition, and the identity the inversions
+// start from. Each writes its verdict into the iteration's flags.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "objective.cuh"
+
+namespace rh::cuda {
+
+// step = Hinv g when the factorization succeeded (*info == 0), the matrix is
+// symmetric where that is required, rcond = 1 / (||H||_1 ||Hinv||_1) >
+// eps * d and the step is finite; flags.step_ok says whether.
+template <class T>
+void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
+                              bool require_symmetric, T* step, IterationFlags* flags);
+
+// The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
+// decides it (H symmetric, positive pivots, rcond > eps d, finite step).
+template <class T>
+void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
+                                IterationFlags* flags);
+
+// The minimum-norm least-squares step from H = U S V' (gesvd): singular
+// values below eps * d * s_max count as zero.
+template <class T>
+void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
+                          const int* info, T* step, IterationFlags* flags);
+
+// The same step from a symmetric H = Q diag(lambda) Q' (syevd: Q column-major,
+// lambda ascending): |lambda| below eps * d * max |lambda| count as zero.
+template <class T>
+void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
+                                    const int* info, T* step, IterationFlags* flags);
+
+// out = I (d x d).
+template <class T>
+void launch_identity(cudaStream_t stream, std::int64_t d, T* out);
+
+}  // namespace rh::cuda

@@ -1,0 +1,168 @@
+// One batch transition of the CUDA engine (ALGORITHM.md): the host's
+// checks, the batch staged and its values checked, the schedules and
+// surrogate terms, the solve (a small batch, block_solver_serves, in one
+// launch of the block solver, block_solver.cuh: two synchronizations per
+// update, the batch's checks and the outcome; any other batch, or one whose
+// system the block solver's Cholesky rung refused, through the pipeline,
+// pipeline.cu), the meat, and the commit: nothing before the commit
+// changes the state.
+#include <algorithm>
+
+#include "core/batch_closing.hpp"
+#include "core/invariants.hpp"
+#include "core/schedules.hpp"
+#include "core/surrogate_terms.hpp"
+#include "cuda_engine.cuh"
+#include "launch.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) {
+    // 1. Everything that can be checked on the host, before any device work.
+    core::check_config(config);
+    core::check_counters(counters_);
+    if (config.fit_intercept != intercept_)
+        throw Failure(core::Status::invalid_state, "state fit_intercept does not match the configuration");
+    check_batch_description(batch, element_type_of<T>(), device_, p_, true);
+    core::check_room_for_batch(batch.rows, counters_);
+    DeviceGuard guard(device_);
+    revertible_ = false;  // the staged buffers, which hold the previous state, are written from here on
+    update_syncs_ = 0;
+    newton_graph_.new_batch();
+    lamm_graph_.new_batch();
+
+    // 2. The batch on the device, its values checked, its weight.
+    const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
+    const double batch_weight = check_batch_values<T>(staged, p_, ws_, host_sums_.get(), stream_);
+    ++update_syncs_;
+
+    // 3. Schedules and surrogate terms (the mask and history direction from
+    //    the committed coefficients' host mirror).
+    const double weight_sum_after = counters_.weight_sum + batch_weight;
+    const double h = core::bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, p_);
+    const double lambda_value =
+        core::lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, p_);
+    T* mask = host_terms_.get();
+    T* history = host_terms_.get() + d_;
+    core::penalty_mask_and_history(d_, p_, host_theta_.data(), mask, history);
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.mask.data(), mask, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    const SurrogateTerms<T> surrogate = terms(config, weight_sum_after);
+
+    // 4. Solve from the committed coefficients and close the batch, into
+    //    staged buffers: a small batch in one block (block_solver.cuh), any
+    //    other (or one whose system the block's Cholesky rung refused)
+    //    through the pipeline. The coefficients are read back either way.
+    const T tau = static_cast<T>(config.tau), bandwidth = static_cast<T>(h);
+    const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
+                                                 ? block_solver_fits(d_)
+                                                 : solver_choice_ == SolverChoice::automatic &&
+                                                       block_solver_serves(staged.rows, d_));
+    BlockOutcome block;
+    const bool solved_in_block = try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, block);
+    SolveOutcome outcome;
+    core::UpdateDiagnostics diagnostics;
+    double objective = 0.0;  // F at the accepted iterate
+    if (solved_in_block) {
+        outcome = {block.iterations, block.converged != 0, static_cast<core::StopReason>(block.stop_reason)};
+        diagnostics.solve_route = static_cast<core::SolveRoute>(block.solve_route);
+        diagnostics.cholesky_solves = block.cholesky_solves;
+        diagnostics.majorizer_steps = block.majorizer_steps;
+        objective = block.objective;
+    } else {
+        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta.data(), ws_.theta_current.data(), sizeof(T) * d_,
+                                      cudaMemcpyDeviceToDevice, stream_));
+        start(staged, tau, ws_.theta.data());
+        launch_start_objective(stream_, ws_.partials.data(), row_blocks(staged.rows), weight_sum_after,
+                               ws_.flags.data());
+        outcome = config.penalty == core::Penalty::l1 ? lamm(staged, surrogate, config, lambda_value)
+                                                      : damped_newton(staged, surrogate, config, bandwidth, diagnostics);
+        objective = host_flags_.get()->base_objective;
+        close(staged, tau, bandwidth);
+        RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_,
+                                      cudaMemcpyDeviceToHost, stream_));
+        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        ++update_syncs_;
+    }
+
+    // The meat at theta_hat (launched here, ordered before anything that reads it).
+    if (tracks_meat_) close_meat(staged, tau);
+
+    // 5. Commit (nothing before this point changed the state).
+    ws_.theta_current.swap(ws_.theta_next);
+    ws_.J_current.swap(ws_.J_next);
+    if (tracks_meat_) ws_.meat_current.swap(ws_.meat_next);
+    host_theta_.swap(host_theta_next_);
+    previous_counters_ = counters_;
+    counters_ = core::next_counters(counters_, staged.rows, lambda_value, weight_sum_after);
+    revertible_ = true;
+    ++updates_;
+    host_syncs_ += update_syncs_;
+    if (coefficients_out != nullptr) std::copy(host_theta_.begin(), host_theta_.end(), static_cast<T*>(coefficients_out));
+
+    UpdateReport report;
+    report.diagnostics = diagnostics;
+    report.diagnostics.objective =
+        core::reported_objective(config.penalty, objective, lambda_value, d_, host_theta_.data(), mask);
+    report.diagnostics.lambda_value = lambda_value;
+    report.diagnostics.bandwidth = h;
+    report.diagnostics.iterations = outcome.iterations;
+    report.diagnostics.converged = outcome.converged;
+    report.diagnostics.stop_reason = outcome.reason;
+    report.host_syncs = update_syncs_;
+    report.solver_path = solved_in_block ? SolverPath::block
+                                         : (try_block ? SolverPath::block_then_pipeline : SolverPath::pipeline);
+    return report;
+}
+
+template <class T>
+bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                       const core::SolverConfig& config, double h, double lambda_value,
+                                       BlockOutcome& outcome) {
+    BlockProblem<T> problem;
+    problem.rows = batch.rows;
+    problem.p = p_;
+    problem.d = d_;
+    problem.intercept = intercept_;
+    problem.l1 = config.penalty == core::Penalty::l1;
+    problem.X = batch.X;
+    problem.y = batch.y;
+    problem.w = batch.w;
+    problem.terms = terms;
+    problem.mask = ws_.mask.data();
+    problem.tau = static_cast<T>(config.tau);
+    problem.h = static_cast<T>(h);
+    problem.lambda_value = lambda_value;
+    problem.max_iter = config.max_iter;
+    problem.tol = config.tol;
+    problem.r = ws_.r.data();
+    problem.r_trial = ws_.trial_residuals.data();
+    problem.s = ws_.s.data();
+    problem.c = ws_.c.data();
+    problem.matrices = ws_.block_matrices.data();
+    problem.vectors = ws_.block_vectors.data();
+    problem.score_sums = ws_.block_score_sums.data();
+    problem.flags = ws_.block_flags.data();
+    problem.partials = ws_.block_partials.data();
+    problem.totals = problem.partials + block_solver_pass_partials(d_);
+    if (block_capacity_ == 0) block_capacity_ = block_solver_capacity<T>(device_);
+    problem.blocks = block_solver_grid(block_capacity_, batch.rows, block_tiles_);
+    problem.theta_next = ws_.theta_next.data();
+    problem.J_next = ws_.J_next.data();
+    problem.outcome = ws_.outcome.data();
+    launch_block_solver<T>(stream_, problem);
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_outcome_.get(), ws_.outcome.data(), sizeof(BlockOutcome),
+                                  cudaMemcpyDeviceToHost, stream_));
+    RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_,
+                                  cudaMemcpyDeviceToHost, stream_));
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++update_syncs_;
+    outcome = *host_outcome_.get();
+    return outcome.needs_pipeline == 0;
+}
+
+template class CudaEngine<float>;
+template class CudaEngine<double>;
+
+}  // namespace rh::cuda
