@@ -169,6 +169,37 @@ def _partial_fit_mismatches() -> list[Failure]:
     ]
 
 
+def _batches_failures() -> list[Failure]:
+    """partial_fit_batches: all slices or none, whichever slice fails and however."""
+    X_pair = pd.concat([X2, BATCHES[3][0]], ignore_index=True)
+    y_pair = np.concatenate([Y2, BATCHES[3][1]])
+
+    def call(X, y, w=None, batch_size=300):
+        return lambda model, mp, tmp: model.partial_fit_batches(X, y, w, batch_size=batch_size)
+
+    def patched(wrap):
+        def run(model, mp, tmp):
+            with _patched(mp, _backend_class(model), "update_batches", wrap):
+                model.partial_fit_batches(X_pair, y_pair, batch_size=200)  # the first slice of 200 is a partial_fit's
+
+        return run
+
+    nan_later = _nan(X_pair.iloc[300:].reset_index(drop=True))
+    zero_later = np.concatenate([np.ones(300), np.zeros(300)])
+    return [
+        Failure("partial_fit_batches-nan-in-a-later-slice", ValidationError,
+                call(pd.concat([X2, nan_later], ignore_index=True), y_pair)),
+        Failure("partial_fit_batches-a-slice-weighing-nothing", ValidationError, call(X_pair, y_pair, zero_later)),
+        Failure("partial_fit_batches-batch-size-zero", ValidationError, call(X_pair, y_pair, batch_size=0)),
+        Failure("partial_fit_batches-batch-size-float", ValidationError, call(X_pair, y_pair, batch_size=1.5)),
+        # the engine fails on the second slice, after the first one was absorbed (native_cuda: committed in it)
+        Failure("partial_fit_batches-huge-values-in-a-later-slice", NumericalOverflowError,
+                call(pd.concat([X2, HUGE[0]], ignore_index=True), np.concatenate([Y2, HUGE[1]]))),
+        Failure("partial_fit_batches-out-of-memory", MemoryError, patched(_out_of_memory)),
+        Failure("partial_fit_batches-interrupted-before-commit", KeyboardInterrupt, patched(_interrupt_after)),
+    ]
+
+
 def _other_state_dict(model) -> dict:
     """The state of another stream of the same model's kind (one batch of other rows)."""
     other = RenewableHuberRegressor(**model.get_params())
@@ -225,7 +256,7 @@ def _prediction_failures() -> list[Failure]:
 
 
 FAILURES = (_update_failures("fit") + _update_failures("partial_fit") + _partial_fit_mismatches()
-            + _restore_failures() + _prediction_failures())
+            + _batches_failures() + _restore_failures() + _prediction_failures())
 
 def _host(array: Any) -> np.ndarray:
     """A prediction (NumPy, CuPy, torch, TensorFlow) as a NumPy array."""

@@ -11,13 +11,17 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <utility>
 #include <string>
+#include <vector>
 
 #include "core/status.hpp"
 #include "core_bindings.hpp"
 #include "test_hooks.hpp"
+#include "cpu/batch_slices.hpp"
 #include "cpu/cpu_diagnostics.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/platform/blas_provider.hpp"
@@ -60,12 +64,19 @@ const char* kernel_choice_name(rh::cpu::KernelChoice kernel) {
     return "unknown";
 }
 
+// The state, batch and next state's views of update()'s arguments, their shapes checked.
 template <class T>
-std::pair<rh::cpu::CpuUpdateDiagnostics, rh::core::StateCounters> update(
-    rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
-    Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
-    OutVector<T> out_coefficients, OutMatrix<T> out_information, std::optional<Matrix<T>> meat,
-    std::optional<OutMatrix<T>> out_meat) {
+struct UpdateViews {
+    rh::core::StateView<T> state;
+    rh::core::BatchView<T> batch;
+    rh::core::StateOutput<T> next;
+};
+
+template <class T>
+UpdateViews<T> update_views(Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
+                            Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight,
+                            OutVector<T> out_coefficients, OutMatrix<T> out_information,
+                            std::optional<Matrix<T>> meat, std::optional<OutMatrix<T>> out_meat) {
     const std::int64_t d = counters.n_parameters();
     if (static_cast<std::int64_t>(coefficients.shape(0)) != d || static_cast<std::int64_t>(out_coefficients.shape(0)) != d)
         fail("state coefficient shape does not match feature metadata");
@@ -79,18 +90,44 @@ std::pair<rh::cpu::CpuUpdateDiagnostics, rh::core::StateCounters> update(
         fail("state meat shape does not match feature metadata");
     if (y.shape(0) != X.shape(0)) fail("y must have as many rows as X");
     if (sample_weight && sample_weight->shape(0) != X.shape(0)) fail("sample_weight must have as many rows as X");
+    return {{coefficients.data(), information.data(), counters, meat ? meat->data() : nullptr},
+            {X.data(), y.data(), sample_weight ? sample_weight->data() : nullptr, static_cast<std::int64_t>(X.shape(0)),
+             static_cast<std::int64_t>(X.shape(1))},
+            {out_coefficients.data(), out_information.data(), counters, out_meat ? out_meat->data() : nullptr}};
+}
 
-    rh::core::StateView<T> state{coefficients.data(), information.data(), counters, meat ? meat->data() : nullptr};
-    rh::core::BatchView<T> batch{X.data(), y.data(), sample_weight ? sample_weight->data() : nullptr,
-                                 static_cast<std::int64_t>(X.shape(0)), static_cast<std::int64_t>(X.shape(1))};
-    rh::core::StateOutput<T> next{out_coefficients.data(), out_information.data(), counters,
-                                  out_meat ? out_meat->data() : nullptr};
+template <class T>
+std::pair<rh::cpu::CpuUpdateDiagnostics, rh::core::StateCounters> update(
+    rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
+    Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
+    OutVector<T> out_coefficients, OutMatrix<T> out_information, std::optional<Matrix<T>> meat,
+    std::optional<OutMatrix<T>> out_meat) {
+    UpdateViews<T> views = update_views(coefficients, information, counters, X, y, sample_weight, out_coefficients,
+                                        out_information, meat, out_meat);
     rh::cpu::CpuUpdateDiagnostics diagnostics;
     {
         nb::gil_scoped_release released;
-        diagnostics = engine.update(state, batch, config, next);
+        diagnostics = engine.update(views.state, views.batch, config, views.next);
     }
-    return {diagnostics, next.counters};
+    return {diagnostics, views.next.counters};
+}
+
+// update() over consecutive slices of batch_size rows (cpu/batch_slices.hpp):
+// each slice's diagnostics, and the counters after the last.
+template <class T>
+std::pair<std::vector<rh::cpu::CpuUpdateDiagnostics>, rh::core::StateCounters> update_batches(
+    rh::cpu::Engine<T>& engine, Vector<T> coefficients, Matrix<T> information, const rh::core::StateCounters& counters,
+    Matrix<T> X, Vector<T> y, std::optional<Vector<T>> sample_weight, const rh::core::SolverConfig& config,
+    std::int64_t batch_size, OutVector<T> out_coefficients, OutMatrix<T> out_information,
+    std::optional<Matrix<T>> meat, std::optional<OutMatrix<T>> out_meat) {
+    UpdateViews<T> views = update_views(coefficients, information, counters, X, y, sample_weight, out_coefficients,
+                                        out_information, meat, out_meat);
+    std::vector<rh::cpu::CpuUpdateDiagnostics> diagnostics;
+    {
+        nb::gil_scoped_release released;
+        diagnostics = rh::cpu::update_slices(engine, views.state, views.batch, batch_size, config, views.next);
+    }
+    return {std::move(diagnostics), views.next.counters};
 }
 
 template <class T>
@@ -157,6 +194,13 @@ void bind_engine(nb::module_& m, const char* name, const char* dtype) {
              "out_meat"_a.noconvert().none() = nb::none(),
              "Absorb one batch; writes the next state into the out arrays (the meat when both meat arrays are "
              "given) and returns (diagnostics, counters).")
+        .def("update_batches", &update_batches<T>, "coefficients"_a.noconvert(), "information"_a.noconvert(),
+             "counters"_a, "X"_a.noconvert(), "y"_a.noconvert(), "sample_weight"_a.noconvert().none(), "config"_a,
+             "batch_size"_a, "out_coefficients"_a.noconvert(), "out_information"_a.noconvert(),
+             "meat"_a.noconvert().none() = nb::none(), "out_meat"_a.noconvert().none() = nb::none(),
+             "Absorb consecutive slices of batch_size rows, each as update() absorbs a batch (bit for bit the "
+             "loop of update() over them), in one call; writes the state after the last into the out arrays and "
+             "returns ([diagnostics of each slice], counters). The input state is never written.")
         .def("partition_sums", &partition_sums<T>, "design"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "theta"_a.noconvert(), "tau"_a, "bandwidth"_a, "loss"_a,
              "score_product"_a.noconvert().none(), "curvature_gram"_a.noconvert().none(),

@@ -75,7 +75,7 @@ tests() {
     tests/backends/test_native_cuda_block_solver.py \
     tests/backends/test_dlpack_capsules.py tests/backends/test_native_cuda_dlpack_protocol.py tests/test_device_inputs.py \
     tests/backends/test_framework_backends.py tests/backends/test_registry.py tests/test_failure_contract.py \
-    tests/test_inference.py \
+    tests/test_inference.py tests/test_partial_fit_batches.py \
     -o junit_logging=system-out --junitxml="$OUT/pytest-gpu.xml"
   local rc=$?
   # the robust solver's rules and the stress streams on the GPU engine

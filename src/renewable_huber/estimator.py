@@ -141,13 +141,19 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
     def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> "RenewableHuberRegressor":
         """Absorb exactly one batch into the stream (the first batch starts it)."""
         name = type(self).__name__
+        return self.advance(lambda current, params, config: Stream.extended(current, params, config, X, y,
+                                                                            sample_weight, name))
 
-        def step(current: Optional[Stream], params: Mapping[str, Any], config: SolverConfig) -> Stream:
-            if current is None:
-                return Stream.begin(params, config, X, y, sample_weight, name)
-            return current.then(params, config, X, y, sample_weight, name)
-
-        return self.advance(step)
+    def partial_fit_batches(self, X: Any, y: Any, sample_weight: Any = None, *,
+                            batch_size: int) -> "RenewableHuberRegressor":
+        """Absorb consecutive slices of ``batch_size`` rows (the last may be
+        shorter), each as :meth:`partial_fit` absorbs a batch: bit for bit the
+        loop of partial_fit over the slices, in one engine call where the
+        engine takes several (native_cpu). All slices or none: a failure
+        leaves the model as it was."""
+        name = type(self).__name__
+        return self.advance(lambda current, params, config: Stream.sliced(current, params, config, X, y,
+                                                                          sample_weight, name, batch_size))
 
     @serialized
     def advance(self, step: Step, *, warn: bool = True, stacklevel: int = 2) -> "RenewableHuberRegressor":

@@ -22,7 +22,9 @@ from typing import Any, Optional
 import numpy as np
 
 from . import device_arrays
+from .exceptions import ValidationError
 from .validation import (
+    ALL_ZERO_WEIGHTS_MESSAGE,
     all_finite,
     check_feature_names,
     feature_names_of,
@@ -49,6 +51,46 @@ class Batch:
     @property
     def n_features(self) -> int:
         return int(self.X.shape[1])
+
+    def rows(self, start: int, stop: int) -> "Batch":
+        """Rows ``start:stop`` (views where the arrays allow)."""
+        if start == 0 and stop == self.n_rows:
+            return self
+        weights = None if self.sample_weight is None else self.sample_weight[start:stop]
+        return Batch(self.X[start:stop], self.y[start:stop], weights, self.names)
+
+
+def checked_batch_size(batch_size: Any) -> int:
+    """``batch_size`` of partial_fit_batches: a positive integer (not a bool)."""
+    if isinstance(batch_size, (bool, np.bool_)) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValidationError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return int(batch_size)
+
+
+def slice_bounds(backend: Any, batch: Batch, batch_size: Optional[int]) -> list[tuple[int, int]]:
+    """The rows of each slice of ``batch_size`` (the last may be shorter; None:
+    the whole batch), each slice's weights checked as partial_fit checks a
+    batch's (finiteness and signs hold for every slice once the whole was
+    checked; a positive sum must hold for each). Device weights for the CUDA
+    engine are checked there, slice by slice, before any state changes."""
+    n_rows = batch.n_rows
+    if batch_size is None:
+        return [(0, n_rows)]
+    size = checked_batch_size(batch_size)
+    bounds = [(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
+    weights = batch.sample_weight
+    if weights is None or len(bounds) == 1:
+        return bounds
+    if backend is not None and backend.capabilities.framework_arrays:
+        weights = backend.host_array(weights)
+    elif device_arrays.is_device_array(weights):
+        return bounds
+    positive = np.maximum.reduceat(np.asarray(weights) > 0, [start for start, _ in bounds])
+    for k, (start, stop) in enumerate(bounds):
+        if not positive[k]:
+            raise ValidationError(f"{ALL_ZERO_WEIGHTS_MESSAGE} (rows {start}:{stop}, batch {k + 1} of "
+                                  f"{len(bounds)} of batch_size {size})")
+    return bounds
 
 
 @dataclass(frozen=True)

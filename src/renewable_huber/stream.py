@@ -6,6 +6,8 @@ the old one as it was:
 
     Stream.begin(...)        the first batch of a new stream (fit, or partial_fit on an unfitted model)
     stream.then(...)         the next batch (partial_fit)
+    Stream.extended(...)     begin or then, one batch or consecutive slices of
+                             one (partial_fit, partial_fit_batches)
     Stream.partitioned(...)  one batch whose rows this process does not hold (renewable_huber.dask)
     Stream.resumed(...)      from a checkpoint's payload (load, load_state_dict, to_device)
 
@@ -56,41 +58,78 @@ class Stream:
     dtype: str
     #: batches whose solver converged (None: unknown, a stream resumed from a format 1 or 2 checkpoint)
     converged_batches: Optional[int] = 0
+    #: the diagnostics of each batch the last call absorbed (partial_fit_batches: one per slice)
+    batch_diagnostics: tuple = ()
 
     # ------------------------------------------------------------------ transitions
     @classmethod
     def begin(cls, params: Mapping[str, Any], config: SolverConfig, X: Any, y: Any, sample_weight: Any,
-              estimator_name: str, reuse: Optional["Stream"] = None) -> "Stream":
-        """A new stream from its first batch. Every input is checked before any
-        engine works; ``reuse``: the stream this one replaces (its engine is
-        kept when the signatures match)."""
+              estimator_name: str, reuse: Optional["Stream"] = None, batch_size: Optional[int] = None) -> "Stream":
+        """A new stream from its first batch (with ``batch_size``: from
+        consecutive slices of it, the first choosing the engine as a batch of
+        its rows would). Every input is checked before any engine works;
+        ``reuse``: the stream this one replaces (its engine is kept when the
+        signatures match)."""
         previous = None if reuse is None else reuse.engine
         resolution = engine_choice.resolve(params, previous)
         engine, dispatch = resolution.engine, resolution.dispatch
         batch = inputs.batch(None if engine is None else engine.backend, X, y, sample_weight,
                              inputs.Expected(np.dtype(params["dtype"])), estimator_name, params)
+        bounds = inputs.slice_bounds(None if engine is None else engine.backend, batch, batch_size)
+        first = batch.rows(*bounds[0])
         choosing = engine is None
         if choosing:
-            engine, dispatch = engine_choice.choose_cpu_engine(params, batch.n_rows, batch.n_features, previous)
+            engine, dispatch = engine_choice.choose_cpu_engine(params, first.n_rows, batch.n_features, previous)
         try:
             state, diagnostics = engine.backend.update(empty_state(engine.backend, params, batch.n_features),
-                                                       batch.X, batch.y, batch.sample_weight, config)
+                                                       first.X, first.y, first.sample_weight, config)
         except Exception as exc:
             if isinstance(exc, ValidationError) or not choosing or engine.backend.name == "numpy":
                 raise
             # A CPU engine auto-chosen for this stream that fails its first update falls back to NumPy.
             engine, dispatch = engine_choice.numpy_fallback(params, dispatch, exc)
             state, diagnostics = engine.backend.update(empty_state(engine.backend, params, batch.n_features),
-                                                       batch.X, batch.y, batch.sample_weight, config)
-        return cls(engine.backend, engine.signature, state, batch.names, diagnostics, dispatch, params["dtype"],
-                   int(diagnostics.converged))
+                                                       first.X, first.y, first.sample_weight, config)
+        stream = cls(engine.backend, engine.signature, state, batch.names, diagnostics, dispatch, params["dtype"],
+                     int(diagnostics.converged), (diagnostics,))
+        return stream if len(bounds) == 1 else stream.absorbed(batch.rows(bounds[1][0], batch.n_rows), batch_size,
+                                                               config, earlier=(diagnostics,))
 
     def then(self, params: Mapping[str, Any], config: SolverConfig, X: Any, y: Any, sample_weight: Any,
-             estimator_name: str) -> "Stream":
-        """The stream after one more batch."""
+             estimator_name: str, batch_size: Optional[int] = None) -> "Stream":
+        """The stream after one more batch (with ``batch_size``: after
+        consecutive slices of it, each absorbed as a batch)."""
         self.check_compatible(params)
         batch = inputs.batch(self.backend, X, y, sample_weight, self.expected, estimator_name, params)
-        return self.after(*self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config))
+        if batch_size is None:
+            return self.after(*self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config))
+        inputs.slice_bounds(self.backend, batch, batch_size)
+        return self.absorbed(batch, batch_size, config)
+
+    @classmethod
+    def extended(cls, current: Optional["Stream"], params: Mapping[str, Any], config: SolverConfig, X: Any, y: Any,
+                 sample_weight: Any, estimator_name: str, batch_size: Optional[int] = None) -> "Stream":
+        """``current`` after one more batch, or a new stream from it (partial_fit;
+        with ``batch_size``, partial_fit_batches)."""
+        if current is None:
+            return cls.begin(params, config, X, y, sample_weight, estimator_name, batch_size=batch_size)
+        return current.then(params, config, X, y, sample_weight, estimator_name, batch_size)
+
+    @classmethod
+    def sliced(cls, current: Optional["Stream"], params: Mapping[str, Any], config: SolverConfig, X: Any, y: Any,
+               sample_weight: Any, estimator_name: str, batch_size: Any) -> "Stream":
+        """``extended`` over consecutive slices of ``batch_size`` rows (partial_fit_batches)."""
+        return cls.extended(current, params, config, X, y, sample_weight, estimator_name,
+                            inputs.checked_batch_size(batch_size))
+
+    def absorbed(self, batch: inputs.Batch, batch_size: int, config: SolverConfig, earlier: tuple = ()) -> "Stream":
+        """This stream after consecutive slices of ``batch_size`` rows of a
+        validated ``batch``, in one engine call where the engine takes several
+        (Backend.update_batches); ``earlier``: diagnostics of batches this call
+        absorbed before."""
+        state, diagnostics = self.backend.update_batches(self.state, batch.X, batch.y, batch.sample_weight, config,
+                                                         batch_size)
+        return self.after(state, diagnostics, earlier)
 
     @classmethod
     def partitioned(cls, current: Optional["Stream"], params: Mapping[str, Any], config: SolverConfig, like: Any,
@@ -117,7 +156,7 @@ class Stream:
         _require_host_state(engine.backend)
         next_state, diagnostics = transition(empty_state(engine.backend, params, n_features), config)
         return cls(engine.backend, engine.signature, next_state, names, diagnostics, dispatch, params["dtype"],
-                   int(diagnostics.converged))
+                   int(diagnostics.converged), (diagnostics,))
 
     @classmethod
     def resumed(cls, payload: CheckpointPayload, params: Mapping[str, Any]) -> "Stream":
@@ -148,11 +187,15 @@ class Stream:
         if params["dtype"] != self.dtype:
             raise ValidationError("dtype cannot change during a stream; call fit or reset first")
 
-    def after(self, state: RenewableHuberState, diagnostics: UpdateDiagnostics) -> "Stream":
-        """This stream with the next ``state`` its engine computed, and that batch's ``diagnostics``."""
-        converged = None if self.converged_batches is None else self.converged_batches + int(diagnostics.converged)
-        return Stream(self.backend, self.signature, state, self.feature_names, diagnostics, self.auto_dispatch,
-                      self.dtype, converged)
+    def after(self, state: RenewableHuberState, diagnostics: Any, earlier: tuple = ()) -> "Stream":
+        """This stream with the next ``state`` its engine computed and the
+        ``diagnostics`` of that batch (or a list, one per batch absorbed);
+        ``earlier``: diagnostics of batches this call absorbed before."""
+        batches = tuple(diagnostics) if isinstance(diagnostics, (list, tuple)) else (diagnostics,)
+        converged = (None if self.converged_batches is None
+                     else self.converged_batches + sum(int(d.converged) for d in batches))
+        return Stream(self.backend, self.signature, state, self.feature_names, batches[-1], self.auto_dispatch,
+                      self.dtype, converged, earlier + batches)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -223,10 +266,12 @@ class Stream:
         return fitted
 
     def warn_if_not_converged(self, estimator_name: str, config: SolverConfig, stacklevel: int) -> None:
-        diagnostics = self.diagnostics
-        if diagnostics is not None and not diagnostics.converged:
-            warnings.warn(convergence_message(estimator_name, self.state.batch_count, diagnostics, config.penalty,
-                                              config.max_iter), ConvergenceWarning, stacklevel=stacklevel + 1)
+        """A ConvergenceWarning for each batch of the last call that did not converge."""
+        first = self.state.batch_count - len(self.batch_diagnostics) + 1
+        for k, diagnostics in enumerate(self.batch_diagnostics):
+            if not diagnostics.converged:
+                warnings.warn(convergence_message(estimator_name, first + k, diagnostics, config.penalty,
+                                                  config.max_iter), ConvergenceWarning, stacklevel=stacklevel + 1)
 
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -247,7 +292,7 @@ class Stream:
                              ("state", backend.as_backend_state(pickled["state"])),
                              ("feature_names", pickled["feature_names"]), ("diagnostics", pickled["diagnostics"]),
                              ("auto_dispatch", pickled["auto_dispatch"]), ("dtype", pickled["dtype"]),
-                             ("converged_batches", pickled["converged_batches"])):
+                             ("converged_batches", pickled["converged_batches"]), ("batch_diagnostics", ())):
             object.__setattr__(self, field, value)
 
 

@@ -77,6 +77,21 @@ class Backend(Protocol):
         """Absorb one batch; return the next state and the batch diagnostics."""
         ...
 
+    def update_batches(
+        self,
+        state: RenewableHuberState,
+        X: Any,
+        y: Any,
+        sample_weight: Optional[Any],
+        config: SolverConfig,
+        batch_size: int,
+    ) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+        """Absorb consecutive slices of ``batch_size`` rows (the last may be
+        shorter), each as ``update`` absorbs a batch, bit for bit; return the
+        state after the last and each slice's diagnostics. A failure in any
+        slice leaves what ``rollback`` needs to bring back ``state``."""
+        ...
+
     def predict(self, state: RenewableHuberState, X: Any) -> Any:
         """X coef_ + intercept_ in the backend's array type."""
         ...
@@ -111,9 +126,26 @@ class Backend(Protocol):
         ...
 
 
+def update_each(backend: Any, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+    """``Backend.update_batches`` as the loop of ``backend.update`` over the slices."""
+    diagnostics = []
+    for start in range(0, int(X.shape[0]), batch_size):
+        stop = start + batch_size
+        state, batch = backend.update(state, X[start:stop], y[start:stop],
+                                      None if sample_weight is None else sample_weight[start:stop], config)
+        diagnostics.append(batch)
+    return state, diagnostics
+
+
 class ValueStates:
     """For backends whose states are values (a new state per update, the old
-    one untouched): nothing to roll back."""
+    one untouched): nothing to roll back, and several batches are the loop of
+    one."""
+
+    def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                       config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+        return update_each(self, state, X, y, sample_weight, config, batch_size)
 
     def rollback(self, state: Optional[RenewableHuberState]) -> None:
         pass

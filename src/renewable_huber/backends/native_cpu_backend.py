@@ -139,20 +139,42 @@ class NativeCpuBackend(HostStateBackend):
         sample_weight: Optional[np.ndarray],
         config: SolverConfig,
     ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        next_state, (native,) = self._absorb("update", state, X, y, sample_weight, config)
+        return next_state, native_adapter.diagnostics(native)
+
+    def update_batches(
+        self,
+        state: RenewableHuberState,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: Optional[np.ndarray],
+        config: SolverConfig,
+        batch_size: int,
+    ) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+        """Every slice in one native call (cpu/batch_slices.hpp): one GIL release."""
+        next_state, natives = self._absorb("update_batches", state, X, y, sample_weight, config, batch_size)
+        return next_state, [native_adapter.diagnostics(native) for native in natives]
+
+    def _absorb(self, method: str, state: RenewableHuberState, X: np.ndarray, y: np.ndarray,
+                sample_weight: Optional[np.ndarray], config: SolverConfig,
+                *batch_size: int) -> tuple[RenewableHuberState, list[Any]]:
+        """The engine's ``method`` (update, or update_batches with its batch
+        size) into fresh arrays: the next state and the native diagnostics of
+        each batch."""
         d = state.n_parameters
-        counters = native_adapter.state_counters(_native, state)
         coefficients = np.empty(d, dtype=self.dtype)
         information = np.empty((d, d), dtype=self.dtype)
         meat = None if state.meat is None else np.empty((d, d), dtype=self.dtype)
         try:
-            native_diagnostics, next_counters = self._engine.update(
+            natives, next_counters = getattr(self._engine, method)(
                 self._contiguous(state.coefficients),
                 self._contiguous(state.information),
-                counters,
+                native_adapter.state_counters(_native, state),
                 self._contiguous(X),
                 self._contiguous(y),
                 None if sample_weight is None else self._contiguous(sample_weight),
                 self._native_config(config),
+                *batch_size,
                 coefficients,
                 information,
                 None if meat is None else self._contiguous(state.meat),
@@ -167,11 +189,11 @@ class NativeCpuBackend(HostStateBackend):
                 f"native_cpu engine ran out of memory for a batch of {X.shape[0]} rows and {d} parameters "
                 f"({self.dtype}): its workspaces could not grow; the model is unchanged"
             ) from None
-        self.last_solve_route = native_diagnostics.solve_route
-        self.last_kernel_path = native_diagnostics.kernel_path
-        self.last_native_diagnostics = native_diagnostics
-        return (native_adapter.next_state(state, coefficients, information, next_counters, meat),
-                native_adapter.diagnostics(native_diagnostics))
+        natives = natives if isinstance(natives, list) else [natives]
+        self.last_solve_route = natives[-1].solve_route
+        self.last_kernel_path = natives[-1].kernel_path
+        self.last_native_diagnostics = natives[-1]
+        return native_adapter.next_state(state, coefficients, information, next_counters, meat), natives
 
     def partition_sums(
         self, design: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray], theta: np.ndarray,

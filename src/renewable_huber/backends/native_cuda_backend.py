@@ -32,7 +32,7 @@ from .. import device_arrays
 from ..exceptions import BackendContractError, BackendUnavailableError, NativeEngineError, ValidationError
 from ..state import RenewableHuberState
 from . import native_adapter
-from .base import BackendCapabilities
+from .base import BackendCapabilities, update_each
 from .native_adapter import SUPPORTED_ABI_VERSION  # noqa: F401  (the ABI this adapter speaks)
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
@@ -341,6 +341,17 @@ class NativeCudaBackend:
         token = self._token(state)
         return (native_adapter.next_state(state, coefficients, token, counters, None if state.meat is None else token),
                 native_adapter.diagnostics(native))
+
+    def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                       config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+        """The loop of ``update`` over the slices. The engine reverts one
+        update only, so before a second slice can commit, a host copy of the
+        committed state is kept for ``rollback`` (unless an upload in this
+        call already keeps what rollback needs)."""
+        resident = isinstance(state.information, ResidentInformation)
+        if int(X.shape[0]) > batch_size and self._undo is None and resident and self._version:
+            self._undo = self._undo_for(self._shape)
+        return update_each(self, state, X, y, sample_weight, config, batch_size)
 
     def _capsules(self, engine: Any, **arrays: Any) -> list[Any]:
         """DLPack capsules of device arrays on the engine's device, exported on
