@@ -3,6 +3,7 @@
 // update into new arrays, committed only when it succeeded.
 #include "renewable_huber/regressor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <new>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "checkpoint.hpp"
 #include "core/invariants.hpp"
 #include "core/status.hpp"
+#include "cpu/batch_slices.hpp"
 #include "cpu/engine.hpp"
 #include "cpu/platform/finite_scan.hpp"
 
@@ -121,6 +123,24 @@ void check_batch(Matrix<T> X, Vector<T> y, Vector<T> w, std::optional<std::int64
     }
 }
 
+// Each slice of `batch_size` rows must weigh something (the whole batch's
+// weights were checked): partial_fit_batches' message names the slice, as
+// in Python (inputs.slice_bounds).
+template <class T>
+void check_slice_weights(Vector<T> w, std::int64_t batch_size) {
+    if (w.data == nullptr || batch_size >= w.size) return;
+    const std::int64_t count = rh::cpu::slice_count(w.size, batch_size);
+    for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t start = k * batch_size, stop = std::min(start + batch_size, w.size);
+        bool weighs = false;
+        for (std::int64_t i = start; i < stop && !weighs; ++i) weighs = w.data[i] > 0;
+        if (!weighs)
+            fail("sample_weight cannot be all zero (rows " + std::to_string(start) + ":" + std::to_string(stop) +
+                 ", batch " + std::to_string(k + 1) + " of " + std::to_string(count) + " of batch_size " +
+                 std::to_string(batch_size) + ")");
+    }
+}
+
 void check_names(const std::vector<std::string>& fitted, const std::vector<std::string>& given) {
     if (!fitted.empty() && !given.empty() && fitted != given)
         throw ValidationError("X feature names must match the names and order used during the first batch");
@@ -183,6 +203,23 @@ Regressor<T>& Regressor<T>::fit(Matrix<T> X, Vector<T> y, Vector<T> sample_weigh
 template <class T>
 Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> sample_weight,
                                         const std::vector<std::string>& feature_names) {
+    return absorb(X, y, sample_weight, feature_names, X.rows > 0 ? X.rows : 1);
+}
+
+template <class T>
+Regressor<T>& Regressor<T>::partial_fit_batches(Matrix<T> X, Vector<T> y, std::int64_t batch_size,
+                                                Vector<T> sample_weight,
+                                                const std::vector<std::string>& feature_names) {
+    if (batch_size < 1)
+        throw ValidationError("batch_size must be a positive integer, got " + std::to_string(batch_size));
+    return absorb(X, y, sample_weight, feature_names, batch_size);
+}
+
+// One batch (batch_size >= its rows) or its consecutive slices, each an
+// update (cpu/batch_slices.hpp); committed only when every slice succeeded.
+template <class T>
+Regressor<T>& Regressor<T>::absorb(Matrix<T> X, Vector<T> y, Vector<T> sample_weight,
+                                   const std::vector<std::string>& feature_names, std::int64_t batch_size) {
     parameters_.validate(dtype());
     check_backend(parameters_);
     if (state_) {
@@ -193,6 +230,7 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
     }
     check_batch(X, y, sample_weight,
                 state_ ? std::optional<std::int64_t>(state_->n_features_in) : std::optional<std::int64_t>());
+    check_slice_weights(sample_weight, batch_size);
     std::optional<State<T>> first;  // the empty state a new stream starts from
     const State<T>& current = state_ ? *state_ : first.emplace(empty_state<T>(X.cols, parameters_));
     const std::int64_t d = current.n_parameters();
@@ -205,9 +243,9 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
     rh::core::StateOutput<T> out{next.coefficients.data(), next.information.data(), view.counters,
                                  next.meat ? next.meat->data() : nullptr};
     const rh::core::BatchView<T> batch{X.data, y.data, sample_weight.data, X.rows, X.cols};
-    rh::cpu::CpuUpdateDiagnostics native;
+    std::vector<rh::cpu::CpuUpdateDiagnostics> slices;
     try {
-        native = engine_->cpu.update(view, batch, solver_config(parameters_), out);
+        slices = rh::cpu::update_slices(engine_->cpu, view, batch, batch_size, solver_config(parameters_), out);
     } catch (const rh::core::EngineError& error) {
         rethrow(error);
     } catch (const std::bad_alloc&) {
@@ -220,7 +258,9 @@ Regressor<T>& Regressor<T>::partial_fit(Matrix<T> X, Vector<T> y, Vector<T> samp
     next.previous_lambda = out.counters.previous_lambda;
     next.weight_sum = out.counters.weight_sum;
     if (!state_) next.feature_names = feature_names;
-    if (next.converged_batches) *next.converged_batches += native.converged ? 1 : 0;
+    for (const auto& slice : slices)
+        if (next.converged_batches) *next.converged_batches += slice.converged ? 1 : 0;
+    const rh::cpu::CpuUpdateDiagnostics& native = slices.back();
     Diagnostics diagnostics{native.iterations,
                             native.converged,
                             native.objective,

@@ -1,11 +1,13 @@
 // Regressor<T>: the streaming Huber regression of the Python package's
 // RenewableHuberRegressor, in C++ (float or double), on the C++ CPU engine:
-// partial_fit absorbs one batch and keeps d coefficients and d x d matrices;
+// partial_fit absorbs one batch (partial_fit_batches several, in one call)
+// and keeps d coefficients and d x d matrices;
 // checkpoints are the Python package's files (format 3), so a stream begun
 // here resumes in Python and the other way round, bit for bit on the same
 // engine build. Every call that throws leaves the regressor as it was.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +36,12 @@ public:
     // the same names or none.
     Regressor& partial_fit(Matrix<T> X, Vector<T> y, Vector<T> sample_weight = {},
                            const std::vector<std::string>& feature_names = {});
+    // Consecutive slices of `batch_size` rows of X (the last may be
+    // shorter), each absorbed as partial_fit absorbs a batch: bit for bit
+    // the loop of partial_fit over the slices, in one engine call. All
+    // slices or none: a failure in any slice leaves the regressor as it was.
+    Regressor& partial_fit_batches(Matrix<T> X, Vector<T> y, std::int64_t batch_size, Vector<T> sample_weight = {},
+                                   const std::vector<std::string>& feature_names = {});
     // A new stream with one batch: the previous one stays if this one fails.
     Regressor& fit(Matrix<T> X, Vector<T> y, Vector<T> sample_weight = {},
                    const std::vector<std::string>& feature_names = {});
@@ -63,6 +71,9 @@ public:
     struct Engine;  // the engine behind the API (implementation detail)
 
 private:
+    Regressor& absorb(Matrix<T> X, Vector<T> y, Vector<T> sample_weight, const std::vector<std::string>& feature_names,
+                      std::int64_t batch_size);
+
     Parameters parameters_;
     std::unique_ptr<Engine> engine_;
     std::optional<State<T>> state_;

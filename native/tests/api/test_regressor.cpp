@@ -4,6 +4,7 @@
 // Python package's messages and the regressor as it was.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,48 @@ TEST(CppApi, AStreamResumedFromItsCheckpointHasTheBitsOfOneThatNeverStopped) {
     const Json metadata = rh::detail::parse_json(rh::detail::npy_unicode_text(arrays.at("metadata")));
     EXPECT_EQ(number(*metadata.find("format_version")), 3);
     EXPECT_EQ(*metadata.find("config")->find("backend")->as_string(), "auto");
+}
+
+// partial_fit_batches: the loop of partial_fit over the slices, bit for bit,
+// in one engine call; all slices or none.
+TEST(CppApi, PartialFitBatchesIsTheLoopOfPartialFitAndAllOrNothing) {
+    std::vector<double> y;
+    const auto X = linear(1000, 4, 9, y);
+    std::vector<double> w(1000);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.25 + static_cast<double>(i % 7) * 0.3;
+    for (const std::string penalty : {"none", "l1"}) {
+        rh::Parameters p;
+        p.penalty = penalty;
+        rh::Regressor<double> looped(p), batched(p);
+        for (std::int64_t start = 0; start < 1000; start += 300) {
+            const std::int64_t rows = std::min<std::int64_t>(300, 1000 - start);
+            looped.partial_fit(rh::Matrix<double>{X.data() + start * 4, rows, 4}, rh::Vector<double>{y.data() + start, rows},
+                               rh::Vector<double>{w.data() + start, rows}, {"a", "b", "c", "d"});
+        }
+        batched.partial_fit_batches(rh::matrix(X, 1000, 4), rh::vector(y), 300, rh::vector(w), {"a", "b", "c", "d"});
+        expect_same_state(batched.state(), looped.state());
+        EXPECT_EQ(batched.state().batch_count, 4);
+        EXPECT_EQ(*batched.state().converged_batches, *looped.state().converged_batches);
+        EXPECT_EQ(batched.diagnostics().iterations, looped.diagnostics().iterations);
+        EXPECT_EQ(batched.state().feature_names, looped.state().feature_names);
+    }
+    rh::Regressor<double> model;
+    model.partial_fit(rh::matrix(X, 300, 4), rh::Vector<double>{y.data(), 300});
+    const rh::State<double> before = model.state();
+    auto zero_slice = w;
+    std::fill(zero_slice.begin() + 600, zero_slice.begin() + 900, 0.0);
+    expect_error<rh::ValidationError>(
+        [&] { model.partial_fit_batches(rh::matrix(X, 1000, 4), rh::vector(y), 300, rh::vector(zero_slice)); },
+        "sample_weight cannot be all zero (rows 600:900, batch 3 of 4 of batch_size 300)");
+    expect_error<rh::ValidationError>([&] { model.partial_fit_batches(rh::matrix(X, 1000, 4), rh::vector(y), 0); },
+                                      "batch_size must be a positive integer, got 0");
+    std::vector<double> huge_X = X, huge_y = y;  // the third slice overflows after two were absorbed
+    for (std::size_t i = 600 * 4; i < 900 * 4; ++i) huge_X[i] *= 1e300;
+    for (std::size_t i = 600; i < 900; ++i) huge_y[i] *= 1e300;
+    EXPECT_THROW(model.partial_fit_batches(rh::matrix(huge_X, 1000, 4), rh::vector(huge_y), 300),
+                 rh::NumericalOverflowError);
+    expect_same_state(model.state(), before);
+    EXPECT_EQ(model.state().batch_count, 1);
 }
 
 TEST(CppApi, BadInputIsRefusedWithPythonsMessagesAndTheStateIntact) {
