@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""CPU engines against each other, each in its own process (issue 29): this
+"""Engines against each other, each in its own process (issue 29): this
 package's native_cpu, the NumPy reference, and any other installation of a
 renewable-huber estimator (the predecessor's Rust wheel, in a virtual
-environment of its own), over the four shape classes, both penalties and
-dtypes. Each engine lives in one worker process for the whole run; every
+environment of its own; another build of this package, for a paired
+before/after of a change), over the four shape classes, both penalties and
+dtypes. GPU backends too (native_cuda, cupy: device "cuda"; a BACKEND ending
+in "@device" feeds CuPy arrays, the stream timed to a device
+synchronization). Each engine lives in one worker process for the whole run; every
 round asks each worker, in an order that rotates and reverses, for one whole
 stream of the case (the cold lifecycle: a new estimator inside the timer, its
 engine's creation included; one untimed warm-up stream per case first). The
@@ -15,9 +18,15 @@ engine is twice as fast).
         --engine ours=.venv/bin/python:native_cpu --engine numpy=.venv/bin/python:numpy \\
         --engine predecessor=/tmp/rustvenv/bin/python:native_cpu --rounds 9 --out cpu_engines.json
 
-An engine is NAME=PYTHON:BACKEND; ``--inference off`` passes inference=False
-to the estimators that have the parameter (the point estimates alone, what
-an estimator without inference computes).
+An engine is NAME=PYTHON:BACKEND; ``--engine-path NAME=DIR`` puts DIR first
+on that engine's PYTHONPATH (a source tree's ``src`` whose package should
+be imported instead of the installed one); ``--inference off`` passes
+inference=False to the estimators that have the parameter (the point
+estimates alone, what an estimator without inference computes).
+
+    # the CUDA engine before and after a change, on one GPU machine (scripts/device/gpu_check.sh ab_builds)
+    python scripts/benchmarks/benchmark_cpu_engines.py --engine after=python3:native_cuda@device \
+        --engine before=/tmp/base-venv/bin/python:native_cuda@device --engine-path before=/tmp/base/src ...
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 # ---------------------------------------------------------------- the worker (in the engine's interpreter)
 def worker(backend: str) -> int:
     sys.path.insert(0, str(HERE))
+    backend, _, feed = backend.partition("@")
+    device = "cuda" if backend in ("native_cuda", "cupy") or feed == "device" else "cpu"
     import inspect
 
     from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream
@@ -50,15 +61,23 @@ def worker(backend: str) -> int:
     for line in sys.stdin:
         request = json.loads(line)
         key = (request["class"], request["dtype"], request["penalty"], request["inference"])
-        params = {"backend": backend, "device": "cpu", "dtype": request["dtype"], "penalty": request["penalty"]}
+        params = {"backend": backend, "device": device, "dtype": request["dtype"], "penalty": request["penalty"]}
         if has_inference:
             params["inference"] = request["inference"]
+        finish = None
+        if feed == "device":
+            import cupy
+
+            finish = cupy.cuda.get_current_stream().synchronize
         if key not in cases:
             samples, features, batch = CLASSES[request["class"]]
             cases[key] = make_stream(samples, features, batch, request["dtype"], seed=0)[0]
-            run_stream(None, cases[key], "cold", lambda: RenewableHuberRegressor(**params))  # warm-up
+            if feed == "device":
+                cases[key] = [(cupy.asarray(bx), cupy.asarray(by)) for bx, by in cases[key]]
+                finish()
+            run_stream(None, cases[key], "cold", lambda: RenewableHuberRegressor(**params), finish)  # warm-up
         seconds, converged, iterations, model = run_stream(None, cases[key], "cold",
-                                                           lambda: RenewableHuberRegressor(**params))
+                                                           lambda: RenewableHuberRegressor(**params), finish)
         print(json.dumps({"seconds": seconds, "converged": converged, "iterations": iterations,
                           "coef_checksum": float(sum(abs(float(c)) for c in model.coef_))}), flush=True)
     return 0
@@ -66,10 +85,12 @@ def worker(backend: str) -> int:
 
 # ---------------------------------------------------------------- the driver
 class Engine:
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, paths: dict) -> None:
         self.name, rest = spec.split("=", 1)
         self.python, self.backend = rest.rsplit(":", 1)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if self.name in paths:
+            env["PYTHONPATH"] = os.pathsep.join([paths[self.name]] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen([self.python, __file__, "--worker", self.backend], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env, cwd=str(ROOT))
         self.info = json.loads(self.process.stdout.readline())
@@ -92,6 +113,7 @@ def main() -> int:
         return worker(sys.argv[2])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", action="append", required=True, help="NAME=PYTHON:BACKEND (the first is the reference of the ratios)")
+    parser.add_argument("--engine-path", action="append", default=[], help="NAME=DIR: DIR first on NAME's PYTHONPATH")
     parser.add_argument("--classes", nargs="+", default=["latency", "reference", "wide", "streaming"])
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
@@ -99,7 +121,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    engines = [Engine(spec) for spec in args.engine]
+    paths = dict(item.split("=", 1) for item in args.engine_path)
+    engines = [Engine(spec, paths) for spec in args.engine]
     first = engines[0]
     sys.path.insert(0, str(HERE))
     from benchmark_shape_sweep import environment

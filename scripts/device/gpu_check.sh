@@ -5,7 +5,10 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds]...
+#
+# ab_builds (not in "all"; after build): this tree's CUDA engine against
+# RH_BASELINE_REVISION's, paired, each in its own process.
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -210,6 +213,32 @@ sweep() {
     torch_cuda_device_input --max-host-gib 32 --out "$OUT/sweep_gpu_h200.json"
   $PY scripts/benchmarks/benchmark_shape_sweep.py --classes latency reference --repeats "${RH_SWEEP_REPEATS:-5}" \
     --engines numpy native_cpu torch_cpu --max-host-gib 32 --out "$OUT/sweep_cpu_h200.json"
+}
+
+# Before/after a change (issues 25, 28: "no slower than the commit before,
+# paired, on the same machine in one call"): the CUDA engine built from
+# RH_BASELINE_REVISION (a worktree of the copy's git history, its wheel in a
+# venv over the machine's packages, its src first on its path) against this
+# tree's (built by `build`), each engine in its own worker process, rounds
+# rotating, a new estimator per stream, the four classes, both dtypes and
+# penalties, device-fed then host-fed: $OUT/ab_builds_{device,host}_h200.json.
+ab_builds() {
+  set -e
+  local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
+  local tree=/tmp/rh-baseline venv=/tmp/rh-baseline-venv wheels=/tmp/rh-baseline-wheels
+  rm -rf "$tree" "$venv" "$wheels"
+  git worktree prune
+  git worktree add --detach "$tree" "$base"
+  $PY -m venv --system-site-packages "$venv"
+  (cd "$tree" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    "$venv/bin/python" -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
+  "$venv/bin/python" -m pip install -q --no-index --no-deps --force-reinstall "$wheels"/renewable_huber_native_cuda-*.whl
+  for feed in device host; do
+    local suffix=""; [[ $feed == device ]] && suffix="@device"
+    $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" \
+      --engine "before=$venv/bin/python:native_cuda$suffix" --engine-path "before=$tree/src" \
+      --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_h200.json"
+  done
 }
 
 # Dask (issue 17): not in the machine's image; its wheels travel in .whl/dask

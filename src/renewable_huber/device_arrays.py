@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from .exceptions import BackendContractError, ValidationError
 from .validation import check_X_shape, check_vector_rows
 
@@ -57,6 +59,8 @@ def dlpack_device(value: Any) -> Optional[tuple[int, int]]:
 
 
 def is_device_array(value: Any) -> bool:
+    if type(value) is np.ndarray:  # the common case, answered without asking DLPack (host memory always)
+        return False
     device = dlpack_device(value)
     return device is not None and device[0] in (KDL_CUDA, KDL_CUDA_MANAGED)
 
