@@ -3,6 +3,8 @@
 // scipy-openblas32 wheel, empty for a system OpenBLAS/reference BLAS).
 #include "cpu/platform/blas_provider.hpp"
 
+#include <vector>
+
 #include <cstddef>
 
 #ifndef RH_BLAS_PREFIX
@@ -64,6 +66,8 @@ void RH_SYM(dgelsd_)(const index_t*, const index_t*, const index_t*, double*, co
                      index_t*);
 void RH_SYM(sgelsd_)(const index_t*, const index_t*, const index_t*, float*, const index_t*, float*,
                      const index_t*, float*, const float*, index_t*, float*, const index_t*, index_t*, index_t*);
+void RH_SYM(dsyevd_)(const char*, const char*, const index_t*, double*, const index_t*, double*, double*,
+                     const index_t*, index_t*, const index_t*, index_t*, std::size_t, std::size_t);
 #if RH_BLAS_HAS_OPENBLAS_API
 int RH_SYM(openblas_get_num_threads)(void);
 void RH_SYM(openblas_set_num_threads)(int);
@@ -217,6 +221,18 @@ index_t least_squares_solve(index_t n, float* A, float* b, float rcond, float* s
                             index_t work_size, index_t* iwork) {
     index_t one = 1, rank = 0, info = 0;
     RH_SYM(sgelsd_)(&n, &n, &one, A, &n, b, &n, singular_values, &rcond, &rank, work, &work_size, iwork, &info);
+    return info;
+}
+
+index_t symmetric_eigen(index_t n, double* A, double* eigenvalues) {
+    index_t info = 0, query = -1, iwork_size = 0;
+    double work_size = 0;
+    RH_SYM(dsyevd_)("V", "U", &n, A, &n, eigenvalues, &work_size, &query, &iwork_size, &query, &info, 1, 1);
+    if (info != 0) return info;
+    const index_t lwork = static_cast<index_t>(work_size) + 1, liwork = iwork_size > 1 ? iwork_size : 1;
+    std::vector<double> work(static_cast<std::size_t>(lwork));
+    std::vector<index_t> iwork(static_cast<std::size_t>(liwork));
+    RH_SYM(dsyevd_)("V", "U", &n, A, &n, eigenvalues, work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
     return info;
 }
 

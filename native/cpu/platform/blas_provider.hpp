@@ -84,6 +84,13 @@ index_t least_squares_solve(index_t n, double* A, double* b, double rcond, doubl
 index_t least_squares_solve(index_t n, float* A, float* b, float rcond, float* singular_values,
                             float* work, index_t work_size, index_t* iwork);
 
+// Eigenvalues (ascending) and eigenvectors of a symmetric n x n matrix
+// (syevd): A (either triangle's layout: it is symmetric) is overwritten by
+// the eigenvectors, column k of the column-major result (row k of a
+// row-major reading) belonging to eigenvalues[k]. Returns LAPACK info.
+// Double only: for the host-side statistics (inference), not the solver.
+index_t symmetric_eigen(index_t n, double* A, double* eigenvalues);
+
 // Threads of the provider's own pool (process-wide).
 int get_num_threads();
 void set_num_threads(int threads);

@@ -15,6 +15,7 @@
 
 #include "renewable_huber/arrays.hpp"
 #include "renewable_huber/errors.hpp"
+#include "renewable_huber/inference.hpp"
 #include "renewable_huber/parameters.hpp"
 #include "renewable_huber/state.hpp"
 
@@ -56,6 +57,10 @@ public:
     const Diagnostics& diagnostics() const;
     std::vector<T> coef() const;  // the features' coefficients
     double intercept() const;     // 0 without an intercept
+    // Standard errors, z, p-values and intervals from the state
+    // (inference.hpp); ValidationError with penalty "l1", without a meat
+    // (inference off, or a format 2 checkpoint) or a weight sum <= d.
+    Inference inference() const;
 
     // The checkpoint file the Python package reads (format 3), written atomically.
     void save(const std::string& path) const;

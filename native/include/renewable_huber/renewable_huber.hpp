@@ -9,6 +9,7 @@
 
 #include "renewable_huber/arrays.hpp"
 #include "renewable_huber/errors.hpp"
+#include "renewable_huber/inference.hpp"
 #include "renewable_huber/parameters.hpp"
 #include "renewable_huber/regressor.hpp"
 #include "renewable_huber/state.hpp"
