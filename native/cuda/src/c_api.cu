@@ -4,7 +4,7 @@
 // a message (the engine's, or the calling thread's before an engine exists),
 // and restores the caller's current device (DeviceGuard, inside the engine).
 // Every translation between the ABI's structs and the engine's own types
-// (engine_types.cuh) is here.
+// is abi_conversions.hpp's, which this file alone calls.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -15,8 +15,11 @@
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
 #include "core/status.hpp"
+#include "abi_conversions.hpp"
 #include "engine_internal.cuh"
 #include "rh_cuda.h"
+
+namespace abi = rh::cuda::abi;
 
 struct rh_cuda_engine_s {
     std::unique_ptr<rh::cuda::Engine> engine;
@@ -108,147 +111,6 @@ void check_struct(const S* value, const char* name, std::size_t minimum = sizeof
         throw rh::cuda::Failure(rh::core::Status::invalid_argument, std::string(name) + " is smaller than this ABI's");
 }
 
-template <class S>
-void stamp(S* value) {
-    value->abi_version = RH_CUDA_ABI_VERSION;
-    value->struct_size = sizeof(S);
-}
-
-// ---- the ABI's structs to and from the engine's types (engine_types.cuh):
-// the only place that knows both.
-
-rh::cuda::ElementType element_type(int32_t dtype, const char* message) {
-    if (dtype == RH_CUDA_FLOAT64) return rh::cuda::ElementType::float64;
-    if (dtype == RH_CUDA_FLOAT32) return rh::cuda::ElementType::float32;
-    throw rh::cuda::Failure(rh::core::Status::invalid_argument, message);
-}
-
-int32_t abi_dtype(rh::cuda::ElementType dtype) {
-    return dtype == rh::cuda::ElementType::float64 ? RH_CUDA_FLOAT64 : RH_CUDA_FLOAT32;
-}
-
-rh::cuda::EngineOptions engine_options(const rh_cuda_engine_options& o) {
-    rh::cuda::EngineOptions out;
-    out.device = o.device;
-    out.dtype = element_type(o.dtype, "dtype must be either 'float32' or 'float64'");
-    out.n_features = o.n_features;
-    out.fit_intercept = o.fit_intercept != 0;
-    out.cuda_graphs = o.cuda_graphs != 0;
-    out.fast_math = o.fast_math != 0;
-    switch (o.solver_choice) {
-        case RH_CUDA_SOLVER_AUTO: out.solver_choice = rh::cuda::SolverChoice::automatic; break;
-        case RH_CUDA_SOLVER_PIPELINE: out.solver_choice = rh::cuda::SolverChoice::pipeline; break;
-        case RH_CUDA_SOLVER_BLOCK: out.solver_choice = rh::cuda::SolverChoice::block; break;
-        default:
-            throw rh::cuda::Failure(
-                rh::core::Status::invalid_argument,
-                "solver_choice must be RH_CUDA_SOLVER_AUTO, RH_CUDA_SOLVER_PIPELINE or RH_CUDA_SOLVER_BLOCK");
-    }
-    out.block_tiles = o.block_tiles;
-    out.stream = o.stream;
-    return out;
-}
-
-rh::core::SolverConfig solver_config(const rh_cuda_solver_config& c) {
-    rh::core::SolverConfig out;
-    out.tau = c.tau;
-    if (c.penalty != RH_CUDA_PENALTY_NONE && c.penalty != RH_CUDA_PENALTY_L1)
-        throw rh::cuda::Failure(rh::core::Status::invalid_argument, "penalty must be either 'none' or 'l1'");
-    out.penalty = c.penalty == RH_CUDA_PENALTY_L1 ? rh::core::Penalty::l1 : rh::core::Penalty::none;
-    out.lambda_scale = c.lambda_scale;
-    out.bandwidth_scale = c.bandwidth_scale;
-    out.fit_intercept = c.fit_intercept != 0;
-    out.max_iter = c.max_iter;
-    out.tol = c.tol;
-    out.ridge = c.ridge;
-    return out;
-}
-
-rh::cuda::BatchInput batch_input(const rh_cuda_batch& b) {
-    rh::cuda::BatchInput out;
-    out.dtype = element_type(b.dtype, "the batch's dtype is not the engine's");
-    if (b.memory != RH_CUDA_MEMORY_HOST && b.memory != RH_CUDA_MEMORY_DEVICE)
-        throw rh::cuda::Failure(rh::core::Status::invalid_argument, "batch memory must be host or device");
-    out.memory = b.memory == RH_CUDA_MEMORY_HOST ? rh::cuda::BatchMemory::host : rh::cuda::BatchMemory::device;
-    out.rows = b.rows;
-    out.features = b.features;
-    out.X = b.X;
-    out.y = b.y;
-    out.sample_weight = b.sample_weight;
-    out.producer_stream = b.stream;
-    return out;
-}
-
-rh::core::StateCounters state_counters(const rh_cuda_state_counters& c) {
-    return {c.n_features_in, c.fit_intercept != 0, c.n_samples_seen, c.batch_count, c.previous_lambda, c.weight_sum};
-}
-
-rh_cuda_state_counters abi_counters(const rh::core::StateCounters& c) {
-    rh_cuda_state_counters out{};
-    stamp(&out);
-    out.n_features_in = c.n_features_in;
-    out.n_samples_seen = c.n_samples_seen;
-    out.batch_count = c.batch_count;
-    out.previous_lambda = c.previous_lambda;
-    out.weight_sum = c.weight_sum;
-    out.fit_intercept = c.fit_intercept ? 1 : 0;
-    return out;
-}
-
-// The host state's arrays; its meat none in a struct of ABI 1.3's size (before the field existed).
-rh::cuda::HostState host_state(const rh_cuda_host_state& state) {
-    rh::cuda::HostState out;
-    out.coefficients = state.coefficients;
-    out.information = state.information;
-    out.meat = state.struct_size >= offsetof(rh_cuda_host_state, meat) + sizeof(void*) ? state.meat : nullptr;
-    out.n_parameters = state.n_parameters;
-    out.counters = state_counters(state.counters);
-    return out;
-}
-
-rh_cuda_diagnostics abi_diagnostics(const rh::cuda::UpdateReport& report) {
-    const rh::core::UpdateDiagnostics& d = report.diagnostics;
-    rh_cuda_diagnostics out{};
-    stamp(&out);
-    out.objective = d.objective;
-    out.lambda_value = d.lambda_value;
-    out.bandwidth = d.bandwidth;
-    out.iterations = d.iterations;
-    out.converged = d.converged ? 1 : 0;
-    out.stop_reason = static_cast<uint8_t>(d.stop_reason);
-    out.solve_route = static_cast<int32_t>(d.solve_route);
-    out.cholesky_solves = d.cholesky_solves;
-    out.lu_solves = d.lu_solves;
-    out.least_squares_solves = d.least_squares_solves;
-    out.host_syncs = report.host_syncs;
-    switch (report.solver_path) {
-        case rh::cuda::SolverPath::pipeline: out.solver_path = RH_CUDA_PATH_PIPELINE; break;
-        case rh::cuda::SolverPath::block: out.solver_path = RH_CUDA_PATH_BLOCK; break;
-        case rh::cuda::SolverPath::block_then_pipeline: out.solver_path = RH_CUDA_PATH_BLOCK_THEN_PIPELINE; break;
-    }
-    return out;
-}
-
-rh_cuda_features abi_features(const rh::cuda::EngineFeatures& f) {
-    rh_cuda_features out{};
-    stamp(&out);
-    out.device = f.device;
-    out.dtype = abi_dtype(f.dtype);
-    out.n_parameters = f.n_parameters;
-    out.updates = f.updates;
-    out.host_syncs = f.host_syncs;
-    out.workspace_allocations = f.workspace_allocations;
-    out.workspace_bytes = f.workspace_bytes;
-    out.graph_captures = f.graph_captures;
-    out.graph_replays = f.graph_replays;
-    out.graph_fallbacks = f.graph_fallbacks;
-    out.cuda_graphs = f.cuda_graphs ? 1 : 0;
-    out.fast_math = f.fast_math ? 1 : 0;
-    out.owns_stream = f.owns_stream ? 1 : 0;
-    out.stream = f.stream;
-    return out;
-}
-
 }  // namespace
 
 extern "C" {
@@ -269,7 +131,7 @@ int32_t rh_cuda_get_runtime_info(rh_cuda_runtime_info* info) {
         info->device_count = count;
         info->runtime_version = runtime;
         info->driver_version = driver;
-        stamp(info);
+        abi::stamp(info);
     });
 }
 
@@ -286,7 +148,7 @@ int32_t rh_cuda_get_device_info(int32_t device, rh_cuda_device_info* info) {
         std::memset(info->name, 0, sizeof(info->name));
         const std::size_t length = strnlen(properties.name, sizeof(properties.name));
         std::memcpy(info->name, properties.name, std::min(length, sizeof(info->name) - 1));
-        stamp(info);
+        abi::stamp(info);
     });
 }
 
@@ -302,7 +164,7 @@ int32_t rh_cuda_engine_create(const rh_cuda_engine_options* options, rh_cuda_eng
         check_struct(options, "engine options");
         rh::cuda::require_device(options->device);  // no device: unavailable, before any other complaint
         auto handle = std::make_unique<rh_cuda_engine_s>();
-        handle->engine = rh::cuda::make_engine(engine_options(*options));
+        handle->engine = rh::cuda::make_engine(abi::engine_options(*options));
         *engine = handle.release();
     });
 }
@@ -323,24 +185,24 @@ int32_t rh_cuda_engine_restore_state(rh_cuda_engine_t handle, const rh_cuda_host
         check_struct(&state->counters, "state counters");
         if (state->coefficients == nullptr || state->information == nullptr)
             throw rh::cuda::Failure(rh::core::Status::invalid_state, "state arrays must not be null");
-        engine.restore_state(host_state(*state));
+        engine.restore_state(abi::host_state(*state));
     });
 }
 
 int32_t rh_cuda_engine_copy_state(rh_cuda_engine_t handle, rh_cuda_host_state* state) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
         check_struct(state, "host state", offsetof(rh_cuda_host_state, meat));
-        rh::cuda::HostState copy = host_state(*state);
+        rh::cuda::HostState copy = abi::host_state(*state);
         engine.copy_state(copy);
-        state->counters = abi_counters(copy.counters);
-        stamp(state);
+        state->counters = abi::abi_counters(copy.counters);
+        abi::stamp(state);
     });
 }
 
 int32_t rh_cuda_engine_counters(rh_cuda_engine_t handle, rh_cuda_state_counters* counters) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
         check_struct(counters, "state counters");
-        *counters = abi_counters(engine.counters());
+        *counters = abi::abi_counters(engine.counters());
     });
 }
 
@@ -351,8 +213,9 @@ int32_t rh_cuda_engine_update(rh_cuda_engine_t handle, const rh_cuda_batch* batc
         check_struct(batch, "batch");
         check_struct(config, "solver config");
         check_struct(diagnostics, "diagnostics");
-        const rh::core::SolverConfig core_config = solver_config(*config);
-        *diagnostics = abi_diagnostics(engine.update(batch_input(*batch), core_config, coefficients_out));
+        const rh::core::SolverConfig core_config = abi::solver_config(*config);
+        const rh::cuda::BatchInput input = abi::batch_input(*batch);
+        *diagnostics = abi::abi_diagnostics(engine.update(input, core_config, coefficients_out));
     });
 }
 
@@ -363,7 +226,7 @@ int32_t rh_cuda_engine_revert(rh_cuda_engine_t handle) {
 int32_t rh_cuda_engine_predict(rh_cuda_engine_t handle, const rh_cuda_batch* batch, void* out) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
         check_struct(batch, "batch");
-        engine.predict(batch_input(*batch), out);
+        engine.predict(abi::batch_input(*batch), out);
     });
 }
 
@@ -374,7 +237,7 @@ int32_t rh_cuda_engine_synchronize(rh_cuda_engine_t handle) {
 int32_t rh_cuda_engine_features(rh_cuda_engine_t handle, rh_cuda_features* features) {
     return engine_call(handle, [&](rh::cuda::Engine& engine) {
         check_struct(features, "features");
-        *features = abi_features(engine.features());
+        *features = abi::abi_features(engine.features());
     });
 }
 

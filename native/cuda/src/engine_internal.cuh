@@ -17,7 +17,7 @@
 
 #include "core/solver_config.hpp"
 #include "core/status.hpp"
-#include "engine_types.cuh"
+#include "engine_types.hpp"
 
 namespace rh::cuda {
 
@@ -136,7 +136,7 @@ private:
 };
 
 // The engine behind the C ABI: one device, one dtype, one parameter count.
-// It speaks core's types (engine_types.cuh); c_api.cu translates the ABI's.
+// It speaks core's types (engine_types.hpp); c_api.cu translates the ABI's.
 class Engine {
 public:
     virtual ~Engine();
