@@ -5,10 +5,12 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_engines]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
-# RH_BASELINE_REVISION's, paired, each in its own process.
+# RH_BASELINE_REVISION's, paired, each in its own process. cpu_engines (not
+# in "all"; after build): issue 29's CPU tables against NumPy and the
+# predecessor's wheel (carried in .whl/predecessor).
 #
 # RH_SOURCE_REVISION names the commit being run in the records (the machine's
 # copy of the tree carries the landed main's git metadata, not this commit).
@@ -217,27 +219,47 @@ sweep() {
 
 # Before/after a change (issues 25, 28: "no slower than the commit before,
 # paired, on the same machine in one call"): the CUDA engine built from
-# RH_BASELINE_REVISION (a worktree of the copy's git history, its wheel in a
-# venv over the machine's packages, its src first on its path) against this
-# tree's (built by `build`), each engine in its own worker process, rounds
-# rotating, a new estimator per stream, the four classes, both dtypes and
-# penalties, device-fed then host-fed: $OUT/ab_builds_{device,host}_h200.json.
+# RH_BASELINE_REVISION (a worktree of the copy's git history; its wheel
+# installed into a folder of its own, which with the worktree's src comes
+# first on that worker's path) against this tree's (built by `build`), each
+# engine in its own worker process, rounds rotating, a new estimator per
+# stream, the four classes, both dtypes and penalties, device-fed then
+# host-fed: $OUT/ab_builds_{device,host}_h200.json.
 ab_builds() {
   set -e
   local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
-  local tree=/tmp/rh-baseline venv=/tmp/rh-baseline-venv wheels=/tmp/rh-baseline-wheels
-  rm -rf "$tree" "$venv" "$wheels"
+  local tree=/tmp/rh-baseline site=/tmp/rh-baseline-site wheels=/tmp/rh-baseline-wheels
+  rm -rf "$tree" "$site" "$wheels"
   git worktree prune
   git worktree add --detach "$tree" "$base"
-  $PY -m venv --system-site-packages "$venv"
   (cd "$tree" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    "$venv/bin/python" -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
-  "$venv/bin/python" -m pip install -q --no-index --no-deps --force-reinstall "$wheels"/renewable_huber_native_cuda-*.whl
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
+  $PY -m pip install -q --no-index --no-deps --target "$site" "$wheels"/renewable_huber_native_cuda-*.whl
   for feed in device host; do
     local suffix=""; [[ $feed == device ]] && suffix="@device"
     $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" \
-      --engine "before=$venv/bin/python:native_cuda$suffix" --engine-path "before=$tree/src" \
+      --engine "before=$PY:native_cuda$suffix" --engine-path "before=$tree/src:$site" \
       --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_h200.json"
+  done
+}
+
+# Issue 29's tables on this machine's cores: native_cpu against the NumPy
+# reference and the predecessor's Rust wheel (renewable-huber 0.7.1 and
+# renewable-huber-native-cpu 0.7.1, carried in .whl/predecessor: fetched with
+# `pip download --no-deps --only-binary=:all: --python-version 3.12 --platform
+# manylinux2014_x86_64 -d .whl/predecessor renewable-huber==0.7.1
+# renewable-huber-native-cpu==0.7.1`), each engine in its own process, cold
+# streams, rotating rounds, with inference off (what an estimator without
+# inference computes) and on: $OUT/cpu_engines_16core_inference_{off,on}.json.
+cpu_engines() {
+  set -e
+  local site=/tmp/rh-predecessor-site
+  rm -rf "$site"
+  $PY -m pip install -q --no-index --no-deps --target "$site" .whl/predecessor/*.whl
+  for inference in off on; do
+    $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "ours=$PY:native_cpu" --engine "numpy=$PY:numpy" \
+      --engine "predecessor=$PY:native_cpu" --engine-path "predecessor=$site" --inference "$inference" \
+      --rounds "${RH_CPU_ROUNDS:-9}" --out "$OUT/cpu_engines_16core_inference_${inference}.json"
   done
 }
 
