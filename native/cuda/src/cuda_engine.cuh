@@ -31,6 +31,8 @@ template <class T>
 class CudaEngine final : public Engine {
 public:
     explicit CudaEngine(const EngineOptions& options);
+    // The stream drained before any buffer goes (the members are destroyed after).
+    ~CudaEngine() override { context_.drain(); }
 
     void restore_state(const HostState& state) override;
     void copy_state(HostState& state) override;
@@ -105,7 +107,7 @@ private:
     SolverChoice solver_choice_ = SolverChoice::automatic;  // which path may solve an update
     int block_capacity_ = 0;  // the block solver's resident blocks on this device (0: not asked yet)
     int block_tiles_ = kBlockSolverTilesPerBlock;  // tiles of rows per block at least (an engine option)
-    DeviceContext context_;  // the stream and the vendor handles (released last but the workspace)
+    DeviceContext context_;  // the stream and the vendor handles (destroyed after the buffers declared below)
     const cudaStream_t stream_;
     const cublasHandle_t blas_;
     const cusolverDnHandle_t solver_handle_;

@@ -25,9 +25,17 @@ DeviceContext::DeviceContext(int device, std::uint64_t borrowed_stream, bool fas
 }
 
 DeviceContext::~DeviceContext() {
-    DeviceGuard guard(device_);
-    cudaStreamSynchronize(stream_);
+    drain();
     release();
+}
+
+void DeviceContext::drain() const noexcept {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    if (previous != device_) cudaSetDevice(device_);
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    if (previous >= 0 && previous != device_) cudaSetDevice(previous);
+    cudaGetLastError();
 }
 
 void DeviceContext::release() noexcept {

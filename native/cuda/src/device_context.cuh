@@ -22,6 +22,10 @@ public:
     DeviceContext(const DeviceContext&) = delete;
     DeviceContext& operator=(const DeviceContext&) = delete;
 
+    // Waits for the work queued on the stream (errors ignored): what an
+    // engine does before its buffers go.
+    void drain() const noexcept;
+
     int device() const noexcept { return device_; }
     cudaStream_t stream() const noexcept { return stream_; }
     bool owns_stream() const noexcept { return owns_stream_; }
