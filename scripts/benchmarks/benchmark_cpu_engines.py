@@ -24,9 +24,10 @@ be imported instead of the installed one); ``--inference off`` passes
 inference=False to the estimators that have the parameter (the point
 estimates alone, what an estimator without inference computes).
 
-    # the CUDA engine before and after a change, on one GPU machine (scripts/device/gpu_check.sh ab_builds)
-    python scripts/benchmarks/benchmark_cpu_engines.py --engine after=python3:native_cuda@device \
-        --engine before=/tmp/base-venv/bin/python:native_cuda@device --engine-path before=/tmp/base/src ...
+    # the CUDA engine before and after a change, on one GPU machine (scripts/device/gpu_check.sh ab_builds:
+    # the baseline's src and a folder holding its CUDA wheel first on that worker's path)
+    python scripts/benchmarks/benchmark_cpu_engines.py --engine after=python3:native_cuda@device \\
+        --engine before=python3:native_cuda@device --engine-path before=/tmp/base/src:/tmp/base-site ...
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@
 #include <string>
 
 #include "core/diagnostics.hpp"
-#include "core/solver_config.hpp"
-#include "core/state_view.hpp"
 #include "core/status.hpp"
 #include "abi_conversions.hpp"
 #include "engine_internal.cuh"

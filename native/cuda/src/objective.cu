@@ -2,7 +2,6 @@
 
 #include "core/memory_along_step.hpp"
 #include "core/soft_threshold.hpp"
-#include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
 #include "core/surrogate_terms.hpp"
 #include "engine_internal.cuh"

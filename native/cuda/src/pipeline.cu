@@ -12,11 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
-#include <string>
 
-#include "core/batch_closing.hpp"
-#include "core/invariants.hpp"
-#include "core/schedules.hpp"
 #include "core/solver_rules.hpp"
 #include "core/surrogate_terms.hpp"
 #include "cuda_engine.cuh"
