@@ -70,8 +70,9 @@ def checked_batch_size(batch_size: Any) -> int:
 def slice_bounds(backend: Any, batch: Batch, batch_size: Optional[int]) -> list[tuple[int, int]]:
     """The rows of each slice of ``batch_size`` (checked_batch_size's; the
     last may be shorter; None: the whole batch), each slice's weights checked
-    as partial_fit checks a batch's (finiteness and signs hold for every slice once the whole was
-    checked; a positive sum must hold for each). Device weights for the CUDA
+    as partial_fit checks a batch's (finiteness and signs hold for every
+    slice once the whole was checked; a positive sum must hold for each).
+    Device weights for the CUDA
     engine are checked there, slice by slice, before any state changes."""
     n_rows = batch.n_rows
     if batch_size is None:
