@@ -6,7 +6,10 @@ environment of its own; another build of this package, for a paired
 before/after of a change), over the four shape classes, both penalties and
 dtypes. GPU backends too (native_cuda, cupy: device "cuda"; a BACKEND ending
 in "@device" feeds CuPy arrays, the stream timed to a device
-synchronization). Each engine lives in one worker process for the whole run; every
+synchronization). A BACKEND ending in "%N" runs with
+n_jobs=N (native_cpu's thread scaling: ``ours4=python3:native_cpu%4``);
+native_cpu streams also record their threads' counters per round
+(row-split dispatches, late ones, batches that ended on one thread). Each engine lives in one worker process for the whole run; every
 round asks each worker, in an order that rotates and reverses, for one whole
 stream of the case (the cold lifecycle: a new estimator inside the timer, its
 engine's creation included; one untimed warm-up stream per case first). The
@@ -48,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 # ---------------------------------------------------------------- the worker (in the engine's interpreter)
 def worker(backend: str) -> int:
     sys.path.insert(0, str(HERE))
+    backend, _, jobs = backend.partition("%")
     backend, _, feed = backend.partition("@")
     device = "cuda" if backend in ("native_cuda", "cupy") or feed == "device" else "cpu"
     import inspect
@@ -65,6 +69,8 @@ def worker(backend: str) -> int:
         params = {"backend": backend, "device": device, "dtype": request["dtype"], "penalty": request["penalty"]}
         if has_inference:
             params["inference"] = request["inference"]
+        if jobs:
+            params["n_jobs"] = int(jobs)
         finish = None
         if feed == "device":
             import cupy
@@ -77,11 +83,39 @@ def worker(backend: str) -> int:
                 cases[key] = [(cupy.asarray(bx), cupy.asarray(by)) for bx, by in cases[key]]
                 finish()
             run_stream(None, cases[key], "cold", lambda: RenewableHuberRegressor(**params), finish)  # warm-up
+        threads = ThreadCounts()
         seconds, converged, iterations, model = run_stream(None, cases[key], "cold",
-                                                           lambda: RenewableHuberRegressor(**params), finish)
+                                                           lambda: RenewableHuberRegressor(**params), finish,
+                                                           threads.observe)
         print(json.dumps({"seconds": seconds, "converged": converged, "iterations": iterations,
-                          "coef_checksum": float(sum(abs(float(c)) for c in model.coef_))}), flush=True)
+                          "coef_checksum": float(sum(abs(float(c)) for c in model.coef_)),
+                          **threads.summary()}), flush=True)
     return 0
+
+
+class ThreadCounts:
+    """How a native_cpu stream's threads went, batch by batch (its engine's
+    own counters, cpu_diagnostics.hpp): row-split dispatches, those whose
+    worker parts the caller ran (a worker without a core), and the batches
+    that ended on one thread (two late dispatches stop the splitting)."""
+
+    def __init__(self) -> None:
+        self.dispatches = self.late = self.serial_batches = self.batches = 0
+
+    def observe(self, model) -> None:
+        diagnostics = getattr(model._current_backend(), "last_native_diagnostics", None)
+        if diagnostics is None or not hasattr(diagnostics, "parallel_dispatches"):
+            return
+        self.batches += 1
+        self.dispatches += diagnostics.parallel_dispatches
+        self.late += diagnostics.late_dispatches
+        self.serial_batches += int(diagnostics.threads_at_end == 1 and diagnostics.parallel_dispatches > 0)
+
+    def summary(self) -> dict:
+        if not self.batches:
+            return {}
+        return {"threads": {"batches": self.batches, "parallel_dispatches": self.dispatches,
+                            "late_dispatches": self.late, "serial_batches": self.serial_batches}}
 
 
 # ---------------------------------------------------------------- the driver
@@ -138,11 +172,16 @@ def main() -> int:
             for penalty in args.penalties:
                 request = {"class": cls, "dtype": dtype, "penalty": penalty, "inference": args.inference == "on"}
                 times = {e.name: [] for e in engines}
+                threads = {}
                 for index in range(args.rounds):
                     order = engines[index % len(engines):] + engines[:index % len(engines)]
                     for engine in (order if index % 2 == 0 else order[::-1]):
-                        times[engine.name].append(engine.stream(request)["seconds"])
+                        answer = engine.stream(request)
+                        times[engine.name].append(answer["seconds"])
+                        if "threads" in answer:
+                            threads.setdefault(engine.name, []).append(answer["threads"])
                 case = {"class": cls, "dtype": dtype, "penalty": penalty, "seconds": times,
+                        **({"threads": threads} if threads else {}),
                         "median_ms": {n: 1e3 * statistics.median(t) for n, t in times.items()},
                         "ratio_to_first": {n: statistics.median(a / b for a, b in zip(t, times[first.name]))
                                            for n, t in times.items() if n != first.name}}

@@ -89,7 +89,7 @@ def native_details(model):
             "threads_at_end": diagnostics.threads_at_end}
 
 
-def run_stream(model, batches, lifecycle="steady", make=None, finish=None):
+def run_stream(model, batches, lifecycle="steady", make=None, finish=None, observe=None):
     """Times one whole stream through the public API.
 
     steady: `model` was primed; `fit` on the first batch starts the stream from
@@ -97,6 +97,8 @@ def run_stream(model, batches, lifecycle="steady", make=None, finish=None):
     backend, dtype and threads), `partial_fit` absorbs the rest.
     cold: a new estimator (and so a new engine) is built inside the timer.
     finish: called last inside the timer (a device synchronization).
+    observe: called with the model after each batch, inside the timer (keep it
+    to reading a few attributes).
     """
     start = time.perf_counter()
     if lifecycle == "cold":
@@ -112,6 +114,8 @@ def run_stream(model, batches, lifecycle="steady", make=None, finish=None):
             diagnostics = model.diagnostics_
             converged &= bool(diagnostics.converged)
             iterations += int(diagnostics.iterations)
+            if observe is not None:
+                observe(model)
         if finish is not None:
             finish()
     return time.perf_counter() - start, converged, iterations, model

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_engines]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_engines|cpu_scaling]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process. cpu_engines (not
@@ -72,6 +72,14 @@ build() {
   [[ -n "$lib" ]] && ldd "$lib" | grep -E "cudart|cublas|cusolver" || true
   $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
   $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())" || true
+}
+
+# The CPU engine alone (cpu_scaling needs no CUDA build).
+build_cpu() {
+  set -e
+  $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
+  CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
+  $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())"
 }
 
 tests() {
@@ -261,6 +269,18 @@ cpu_engines() {
       --engine "predecessor=$PY:native_cpu" --engine-path "predecessor=$site" --inference "$inference" \
       --rounds "${RH_CPU_ROUNDS:-9}" --out "$OUT/cpu_engines_16core_inference_${inference}.json"
   done
+}
+
+# Issue 29's profile on this machine's cores (perf is absent here): native_cpu
+# at n_jobs 1, 2, 4, 8 and its default (every core the BLAS pool has) beside
+# the NumPy reference, each in its own process, cold streams, with the
+# engine's thread counters per stream (dispatches, late ones, batches that
+# fell back to one thread): $OUT/cpu_scaling_16core.json.
+cpu_scaling() {
+  $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "ours=$PY:native_cpu" --engine "numpy=$PY:numpy" \
+    --engine "jobs1=$PY:native_cpu%1" --engine "jobs2=$PY:native_cpu%2" --engine "jobs4=$PY:native_cpu%4" \
+    --engine "jobs8=$PY:native_cpu%8" --classes ${RH_SCALING_CLASSES:-wide latency reference} --inference off \
+    --rounds "${RH_CPU_ROUNDS:-7}" --out "$OUT/cpu_scaling_16core.json"
 }
 
 # Dask (issue 17): not in the machine's image; its wheels travel in .whl/dask
