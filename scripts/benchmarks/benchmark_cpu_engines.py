@@ -9,7 +9,13 @@ in "@device" feeds CuPy arrays, the stream timed to a device
 synchronization). A BACKEND ending in "%N" runs with
 n_jobs=N (native_cpu's thread scaling: ``ours4=python3:native_cpu%4``);
 native_cpu streams also record their threads' counters per round
-(row-split dispatches, late ones, batches that ended on one thread). Each engine lives in one worker process for the whole run; every
+(row-split dispatches, late ones, batches that ended on one thread).
+``--settle S`` idles S seconds before a stream whose engine differs from
+the last one's: a BLAS pool's threads spin on every core for about 0.1 s
+after a call (OpenBLAS's thread timeout, NumPy's too), and without the
+pause that spinning is charged to whichever engine runs next (on the GPU
+machine's 16 cores it turned native_cpu's row-split passes serial in the
+rounds after NumPy's: docs/performance-log.md). Each engine lives in one worker process for the whole run; every
 round asks each worker, in an order that rotates and reverses, for one whole
 stream of the case (the cold lifecycle: a new estimator inside the timer, its
 engine's creation included; one untimed warm-up stream per case first). The
@@ -154,6 +160,8 @@ def main() -> int:
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
     parser.add_argument("--inference", choices=("on", "off"), default="on")
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds of idle before each stream whose engine differs from the last one's (0: none)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     paths = dict(item.split("=", 1) for item in args.engine_path)
@@ -164,6 +172,7 @@ def main() -> int:
 
     record = {"schema": "renewable-huber-cpu-engines", "version": 2, "environment": environment(),
               "command": " ".join(sys.argv), "lifecycle": "cold", "rounds": args.rounds, "inference": args.inference,
+              "settle_seconds": args.settle,
               "engines": {e.name: {"python": e.python, "backend": e.backend, **e.info} for e in engines}, "cases": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -173,9 +182,13 @@ def main() -> int:
                 request = {"class": cls, "dtype": dtype, "penalty": penalty, "inference": args.inference == "on"}
                 times = {e.name: [] for e in engines}
                 threads = {}
+                last = None
                 for index in range(args.rounds):
                     order = engines[index % len(engines):] + engines[:index % len(engines)]
                     for engine in (order if index % 2 == 0 else order[::-1]):
+                        if args.settle > 0 and engine is not last:
+                            time.sleep(args.settle)
+                        last = engine
                         answer = engine.stream(request)
                         times[engine.name].append(answer["seconds"])
                         if "threads" in answer:

@@ -264,10 +264,10 @@ cpu_engines() {
   local site=/tmp/rh-predecessor-site
   rm -rf "$site"
   $PY -m pip install -q --no-index --no-deps --target "$site" .whl/predecessor/*.whl
-  for inference in off on; do
+  for inference in ${RH_CPU_INFERENCE:-off on}; do
     $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "ours=$PY:native_cpu" --engine "numpy=$PY:numpy" \
       --engine "predecessor=$PY:native_cpu" --engine-path "predecessor=$site" --inference "$inference" \
-      --rounds "${RH_CPU_ROUNDS:-9}" --out "$OUT/cpu_engines_16core_inference_${inference}.json"
+      --rounds "${RH_CPU_ROUNDS:-9}" --settle "${RH_CPU_SETTLE:-0}" --out "$OUT/cpu_engines_16core_inference_${inference}.json"
   done
 }
 
