@@ -109,7 +109,8 @@ class ThreadCounts:
         self.dispatches = self.late = self.serial_batches = self.batches = 0
 
     def observe(self, model) -> None:
-        diagnostics = getattr(model._current_backend(), "last_native_diagnostics", None)
+        current = getattr(model, "_current_backend", None)  # another package's estimator may lack it
+        diagnostics = getattr(current(), "last_native_diagnostics", None) if current is not None else None
         if diagnostics is None or not hasattr(diagnostics, "parallel_dispatches"):
             return
         self.batches += 1
