@@ -29,7 +29,8 @@ struct CpuUpdateDiagnostics : core::UpdateDiagnostics {
     GramCounters gram;
     // Fast path threads: row-split dispatches on the engine's pool, those in
     // which the caller had to run a worker's part (the worker had no core),
-    // and the thread count the update ended with (1 after two late ones).
+    // and the thread count the update ended with (1 when it ended inside a
+    // stretch the caller ran alone: platform/late_worker_policy.hpp).
     int parallel_dispatches = 0;
     int late_dispatches = 0;
     int threads_at_end = 1;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu/platform/late_worker_policy.hpp"
 #include "cpu/platform/worker_pool.hpp"
 
 namespace rh::cpu {
@@ -52,18 +53,12 @@ inline RowRange part_rows(int part, int parts, std::int64_t n) {
     return {edge(part), edge(part + 1)};
 }
 
-// Runs the parts of one update on a pool. Two dispatches in which awake
-// workers did not show up (their cores busy elsewhere, e.g. with another
-// library's spinning BLAS threads) make the calling thread run the rest of
-// the update's parts itself; so do kMaxSleepingDispatches in which they were
-// still asleep (a worker that never gets a core never wakes). A worker found
-// asleep is woken by that dispatch and normally takes the next one. The
-// partition stays the one the thread count fixed, so the result does not
-// change when the caller runs every part.
+// Runs the parts of one update on a pool; late_worker_policy.hpp decides
+// when the caller runs every part itself instead (for a stretch of
+// dispatches after workers missed theirs). The partition stays the one the
+// thread count fixed, so the result does not change with who runs a part.
 class PartRunner {
 public:
-    static constexpr int kMaxSleepingDispatches = 8;
-
     // pool == nullptr: every pass runs in one part.
     PartRunner(WorkerPool* pool, int threads) : pool_(pool), threads_(threads) {}
 
@@ -78,37 +73,32 @@ public:
     // task(part) for every part in [0, parts).
     template <class Task>
     void run(int parts, Task& task) {
-        if (parts > 1) ++dispatches_;
-        if (serial_) {
-            for (int part = 0; part < parts; ++part) task(part);
+        if (parts <= 1) {
+            task(0);
             return;
         }
-        switch (pool_->run(parts, task)) {
-            case WorkerPool::Dispatch::on_time: break;
-            case WorkerPool::Dispatch::late_awake:
-                ++late_;
-                if (late_ - sleeping_ >= 2) serial_ = true;
-                break;
-            case WorkerPool::Dispatch::late_asleep:
-                ++late_;
-                if (++sleeping_ >= kMaxSleepingDispatches) serial_ = true;
-                break;
+        ++dispatches_;
+        if (policy_.serial_next()) {
+            for (int part = 0; part < parts; ++part) task(part);
+            if (policy_.ran_serially()) pool_->wake();  // awake for the probe that follows
+            return;
         }
+        policy_.handed_out(pool_->run(parts, task));
     }
 
     int dispatches() const noexcept { return dispatches_; }
-    int late_dispatches() const noexcept { return late_; }
-    // Whether the caller ran every part since two late dispatches.
-    bool serial() const noexcept { return serial_; }
+    int late_dispatches() const noexcept { return policy_.late_dispatches(); }
+    // Times the caller took every part over for a stretch.
+    int fallbacks() const noexcept { return policy_.fallbacks(); }
+    // Whether the update ended inside such a stretch.
+    bool serial() const noexcept { return policy_.serial_next(); }
     // For tests: every part on the calling thread from now on.
-    void run_serially() noexcept { serial_ = true; }
+    void run_serially() noexcept { policy_.always_serial(); }
 
 private:
     WorkerPool* pool_;
     int threads_;
-    bool serial_ = false;
-    int late_ = 0;       // dispatches whose worker parts the caller had to run
-    int sleeping_ = 0;   // of those, the ones whose workers were asleep
+    LateWorkerPolicy policy_;
     int dispatches_ = 0;
 };
 

@@ -5,10 +5,11 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_engines|cpu_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
-# RH_BASELINE_REVISION's, paired, each in its own process. cpu_engines (not
+# RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
+# same for the CPU engine (after build or build_cpu). cpu_engines (not
 # in "all"; after build): issue 29's CPU tables against NumPy and the
 # predecessor's wheel (carried in .whl/predecessor).
 #
@@ -233,22 +234,41 @@ sweep() {
 # engine in its own worker process, rounds rotating, a new estimator per
 # stream, the four classes, both dtypes and penalties, device-fed then
 # host-fed: $OUT/ab_builds_{device,host}_h200.json.
+# The engine of RH_BASELINE_REVISION (a worktree of the copy's git history)
+# built as the wheel of native/$1 and installed into a folder of its own:
+# $BASELINE_TREE/src and $BASELINE_SITE, first on that worker's path.
+BASELINE_TREE=/tmp/rh-baseline BASELINE_SITE=/tmp/rh-baseline-site
+baseline_engine() {
+  local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
+  local wheels=/tmp/rh-baseline-wheels
+  rm -rf "$BASELINE_TREE" "$BASELINE_SITE" "$wheels"
+  git worktree prune
+  git worktree add --detach "$BASELINE_TREE" "$base"
+  (cd "$BASELINE_TREE" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" "./native/$1")
+  $PY -m pip install -q --no-index --no-deps --target "$BASELINE_SITE" "$wheels"/*.whl
+}
+
 ab_builds() {
   set -e
-  local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
-  local tree=/tmp/rh-baseline site=/tmp/rh-baseline-site wheels=/tmp/rh-baseline-wheels
-  rm -rf "$tree" "$site" "$wheels"
-  git worktree prune
-  git worktree add --detach "$tree" "$base"
-  (cd "$tree" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
-  $PY -m pip install -q --no-index --no-deps --target "$site" "$wheels"/renewable_huber_native_cuda-*.whl
+  baseline_engine python-cuda
   for feed in device host; do
     local suffix=""; [[ $feed == device ]] && suffix="@device"
     $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" \
-      --engine "before=$PY:native_cuda$suffix" --engine-path "before=$tree/src:$site" \
+      --engine "before=$PY:native_cuda$suffix" --engine-path "before=$BASELINE_TREE/src:$BASELINE_SITE" \
       --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_h200.json"
   done
+}
+
+# The same for the CPU engine on this machine's cores (after build or
+# build_cpu), with the settle pause: $OUT/cpu_ab_builds_16core.json.
+cpu_ab_builds() {
+  set -e
+  baseline_engine python-cpu
+  $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cpu" --engine "before=$PY:native_cpu" \
+    --engine-path "before=$BASELINE_TREE/src:$BASELINE_SITE" --inference off --settle "${RH_CPU_SETTLE:-0.25}" \
+    --classes ${RH_SCALING_CLASSES:-latency reference wide streaming} --rounds "${RH_AB_ROUNDS:-9}" \
+    --out "$OUT/cpu_ab_builds_16core.json"
 }
 
 # Issue 29's tables on this machine's cores: native_cpu against the NumPy

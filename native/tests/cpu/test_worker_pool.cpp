@@ -128,7 +128,9 @@ TEST(ParallelReduce, PartRowsCoverTheRowsInSixteenRowEdges) {
                 const cpu::RowRange rows = cpu::part_rows(k, parts, n);
                 EXPECT_EQ(rows.begin, next);
                 EXPECT_GE(rows.end, rows.begin);
-                if (k + 1 < parts) EXPECT_EQ(rows.end % 16 == 0 || rows.end == n, true);
+                if (k + 1 < parts) {
+                    EXPECT_EQ(rows.end % 16 == 0 || rows.end == n, true);
+                }
                 next = rows.end;
             }
             EXPECT_EQ(next, n);
