@@ -146,13 +146,13 @@ index_t cholesky_factor(index_t n, float* A) {
     RH_SYM(spotrf_)("L", &n, A, &n, &info, 1);
     return info;
 }
-void cholesky_solve(index_t n, const double* factor, double* b) {
-    index_t one = 1, info = 0;
-    RH_SYM(dpotrs_)("L", &n, &one, factor, &n, b, &n, &info, 1);
+void cholesky_solve(index_t n, const double* factor, double* b, index_t columns) {
+    index_t info = 0;
+    RH_SYM(dpotrs_)("L", &n, &columns, factor, &n, b, &n, &info, 1);
 }
-void cholesky_solve(index_t n, const float* factor, float* b) {
-    index_t one = 1, info = 0;
-    RH_SYM(spotrs_)("L", &n, &one, factor, &n, b, &n, &info, 1);
+void cholesky_solve(index_t n, const float* factor, float* b, index_t columns) {
+    index_t info = 0;
+    RH_SYM(spotrs_)("L", &n, &columns, factor, &n, b, &n, &info, 1);
 }
 
 index_t lu_factor(index_t n, double* A, index_t* pivots) {
@@ -165,13 +165,13 @@ index_t lu_factor(index_t n, float* A, index_t* pivots) {
     RH_SYM(sgetrf_)(&n, &n, A, &n, pivots, &info);
     return info;
 }
-void lu_solve(index_t n, const double* factor, const index_t* pivots, double* b) {
-    index_t one = 1, info = 0;
-    RH_SYM(dgetrs_)("N", &n, &one, factor, &n, pivots, b, &n, &info, 1);
+void lu_solve(index_t n, const double* factor, const index_t* pivots, double* b, index_t columns) {
+    index_t info = 0;
+    RH_SYM(dgetrs_)("N", &n, &columns, factor, &n, pivots, b, &n, &info, 1);
 }
-void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b) {
-    index_t one = 1, info = 0;
-    RH_SYM(sgetrs_)("N", &n, &one, factor, &n, pivots, b, &n, &info, 1);
+void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b, index_t columns) {
+    index_t info = 0;
+    RH_SYM(sgetrs_)("N", &n, &columns, factor, &n, pivots, b, &n, &info, 1);
 }
 
 double cholesky_rcond(index_t n, const double* factor, double anorm, double* work, index_t* iwork) {

@@ -51,16 +51,18 @@ void gemm_transposed_left(index_t rows, index_t cols, const float* A, const floa
 // LAPACK info (0 = success, > 0 = not positive definite).
 index_t cholesky_factor(index_t n, double* A);
 index_t cholesky_factor(index_t n, float* A);
-void cholesky_solve(index_t n, const double* factor, double* b);
-void cholesky_solve(index_t n, const float* factor, float* b);
+// b: n x columns, column-major (one right-hand side by default).
+void cholesky_solve(index_t n, const double* factor, double* b, index_t columns = 1);
+void cholesky_solve(index_t n, const float* factor, float* b, index_t columns = 1);
 
 // LU with partial pivoting (getrf) of a matrix stored column-major, as
 // NumPy's solve hands it to LAPACK; returns LAPACK info (> 0 = exactly
-// singular). lu_solve applies the factors (getrs, no transpose).
+// singular). lu_solve applies the factors (getrs, no transpose) to the
+// columns of b (n x columns, column-major).
 index_t lu_factor(index_t n, double* A_colmajor, index_t* pivots);
 index_t lu_factor(index_t n, float* A_colmajor, index_t* pivots);
-void lu_solve(index_t n, const double* factor, const index_t* pivots, double* b);
-void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b);
+void lu_solve(index_t n, const double* factor, const index_t* pivots, double* b, index_t columns = 1);
+void lu_solve(index_t n, const float* factor, const index_t* pivots, float* b, index_t columns = 1);
 
 // Reciprocal condition number (1-norm) estimates from the factors above:
 // pocon of a cholesky_factor (work 3n, iwork n), gecon of an lu_factor
