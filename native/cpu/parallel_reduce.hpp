@@ -88,8 +88,6 @@ public:
 
     int dispatches() const noexcept { return dispatches_; }
     int late_dispatches() const noexcept { return policy_.late_dispatches(); }
-    // Times the caller took every part over for a stretch.
-    int fallbacks() const noexcept { return policy_.fallbacks(); }
     // Whether the update ended inside such a stretch.
     bool serial() const noexcept { return policy_.serial_next(); }
     // For tests: every part on the calling thread from now on.
