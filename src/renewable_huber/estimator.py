@@ -24,8 +24,9 @@ from .stream import Stream, rolling_back
 NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
 
 #: public fitted attributes; ``reset`` drops all of them
-_FITTED_ATTRIBUTES = ("coef_", "intercept_", "n_features_in_", "feature_names_in_", "n_samples_seen_", "n_iter_",
-                      "backend_", "device_", "n_jobs_", "cuda_features_", "auto_dispatch_")
+_FITTED_ATTRIBUTES = frozenset(("coef_", "intercept_", "n_features_in_", "feature_names_in_", "n_samples_seen_",
+                                "n_iter_", "backend_", "device_", "n_jobs_", "cuda_features_", "auto_dispatch_",
+                                "_stream"))
 
 #: ``advance``'s step: (the current stream or None, parameters, solver config) -> the next stream
 Step = Callable[[Optional[Stream], Mapping[str, Any], SolverConfig], Optional[Stream]]
@@ -181,8 +182,7 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
         assignment: an interrupt leaves the old model or the new one, never a
         mix, and a reader that does not take the lock sees old or new
         attributes, never none."""
-        attributes = {name: value for name, value in self.__dict__.items()
-                      if name not in _FITTED_ATTRIBUTES and name != "_stream"}
+        attributes = {name: value for name, value in self.__dict__.items() if name not in _FITTED_ATTRIBUTES}
         attributes.update(params or {})
         if stream is not None:
             attributes.update(stream.fitted_attributes(), _stream=stream)
