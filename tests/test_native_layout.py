@@ -8,6 +8,11 @@
 - one line search and one LAMM in core: the line search's steps are walked
   by core/newton_driver.hpp through core/search_steps.hpp, and no CPU
   evaluator lists them itself;
+- one Newton driver and one LAMM driver in native/ (issue 25): no CUDA
+  source makes a solver decision (a line search's acceptance, the
+  majorization test, LAMM's stall, momentum or slack, convergence); the
+  CUDA engine runs core::damped_newton and core::lamm, on the device (the
+  block solver) or on the host over its passes;
 - no source file under native/ is longer than ~450 lines (kernel .inc files
   excepted): one concept per file.
 """
@@ -61,3 +66,36 @@ def test_no_cpu_evaluator_lists_the_line_search_steps_itself():
 def test_no_native_source_is_longer_than_its_concept(path):
     lines = path.read_text().count("\n")
     assert lines <= LONGEST, f"{path.relative_to(NATIVE)} has {lines} lines: split it by concept"
+
+
+# core/solver_rules.hpp's decisions: whoever calls one is a solver driver.
+DECISIONS = ("plain_decrease", "majorization_holds", "majorization_bound", "step_converged", "lamm_stalled",
+             "momentum_next", "rounding_slack", "kMajorizationSlack", "kSmallestStep", "kLargestMajorizerStep",
+             "kMaxMajorizationTrials", "kStallWindow")
+
+
+def decisions_in(source: str) -> list[str]:
+    """The solver rules `source` calls or names, comments aside."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)
+    return re.findall(r"\b(?:" + "|".join(DECISIONS) + r")\b", code)
+
+
+@pytest.mark.parametrize("path", CUDA_SOURCES, ids=lambda p: p.name)
+def test_no_cuda_source_makes_a_solver_decision(path):
+    assert decisions_in(path.read_text()) == [], (
+        f"{path.name} makes a solver decision; core::damped_newton and core::lamm make them")
+
+
+def test_the_decision_rule_sees_what_it_forbids():
+    assert decisions_in("if (core::plain_decrease(f, value)) // step_converged\n t /= 2; x < core::kSmallestStep") == [
+        "plain_decrease", "kSmallestStep"]
+
+
+def test_one_newton_driver_and_one_lamm_driver_in_native():
+    definitions = {}
+    for path in SOURCES:
+        code = path.read_text()
+        # a definition: the name's parameter list, then its body (a call ends with ";")
+        for name in re.findall(r"\b(damped_newton|lamm)\s*\((?:[^;{()]|\([^;{()]*\))*\)[^;{()]*\{", code):
+            definitions.setdefault(name, []).append(str(path.relative_to(NATIVE)))
+    assert definitions == {"damped_newton": ["core/newton_driver.hpp"], "lamm": ["core/lamm_driver.hpp"]}

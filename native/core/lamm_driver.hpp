@@ -50,6 +50,10 @@ struct LammProposal {
     RH_HOST_DEVICE void operator()(double phi, T* candidate, T* change) const {
         lamm_proposal(d, *theta, gradient, penalty_mask, lambda_value, phi, candidate, change);
     }
+
+    // The phi of the trial the driver tries next when the one at phi is
+    // rejected (an evaluator that evaluates trials ahead asks here).
+    RH_HOST_DEVICE static double next_phi(double phi) { return phi_after_rejection(phi); }
 };
 
 namespace detail {

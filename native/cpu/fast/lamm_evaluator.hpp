@@ -121,7 +121,7 @@ public:
             // here for the next trial.
             pair_ready_ = false;
             pair_requested_ = pairs_trials(P) && !local_.active() && trials_last_iteration_ > 1;
-            if (pair_requested_) propose(core::phi_after_rejection(phi), ws.pair_change.data() + P.d,
+            if (pair_requested_) propose(propose.next_phi(phi), ws.pair_change.data() + P.d,
                                          ws.pair_change.data());
         }
         trial_step_ = norm(change);

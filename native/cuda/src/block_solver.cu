@@ -45,7 +45,7 @@ struct BlockRows {
     __device__ T* step() const { return gradient() + problem.d; }
     __device__ T* gx() const { return step() + problem.d; }
     __device__ double* score_sum() const { return problem.score_sums + blockIdx.x; }
-    __device__ IterationFlags* flags() const { return problem.flags + blockIdx.x; }
+    __device__ SystemFlags* flags() const { return problem.flags + blockIdx.x; }
 
     // This pass's partial sums: per block, the loss, Z' s (d) and the Gram's entries.
     __device__ double* partials() {

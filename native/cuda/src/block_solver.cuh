@@ -85,7 +85,7 @@ struct BlockProblem {
     T* matrices = nullptr;   // block_solver_matrices(d)
     T* vectors = nullptr;    // block_solver_vectors(d)
     double* score_sums = nullptr;  // kBlockSolverGrid
-    IterationFlags* flags = nullptr;  // kBlockSolverGrid
+    SystemFlags* flags = nullptr;  // kBlockSolverGrid
     double* partials = nullptr;  // block_solver_partials(d)
     double* totals = nullptr;    // d + d (d + 1) / 2: a pass's sums over the blocks
     // Out: theta_hat and J_next (staged), the outcome.

@@ -45,7 +45,9 @@ CudaEngine<T>::CudaEngine(const EngineOptions& options)
       stream_(context_.stream()),
       blas_(context_.blas()),
       solver_handle_(context_.solver()),
-      host_terms_(2 * (options.n_features + 1)) {
+      host_terms_(2 * (options.n_features + 1)),
+      exchange_(p_, d_),
+      driver_vectors_(static_cast<std::size_t>(7 * d_)) {
     DeviceGuard guard(device_);
     ws_.reserve_parameters(device_, p_, d_);
     solver_.reserve(device_, solver_handle_, d_);
@@ -135,9 +137,9 @@ EngineFeatures CudaEngine<T>::features() const {
     out.host_syncs = host_syncs_;
     out.workspace_allocations = ws_.allocations() + solver_.allocations();
     out.workspace_bytes = ws_.bytes() + solver_.bytes();
-    out.graph_captures = newton_graph_.captures() + lamm_graph_.captures();
-    out.graph_replays = newton_graph_.replays() + lamm_graph_.replays();
-    out.graph_fallbacks = newton_graph_.fallbacks() + lamm_graph_.fallbacks();
+    out.graph_captures = newton_graph_.captures() + lamm_gradient_graph_.captures() + lamm_trial_graph_.captures();
+    out.graph_replays = newton_graph_.replays() + lamm_gradient_graph_.replays() + lamm_trial_graph_.replays();
+    out.graph_fallbacks = newton_graph_.fallbacks() + lamm_gradient_graph_.fallbacks() + lamm_trial_graph_.fallbacks();
     out.cuda_graphs = cuda_graphs_;
     out.fast_math = fast_math_;
     out.owns_stream = context_.owns_stream();

@@ -2,12 +2,11 @@
 // device context (stream and vendor handles, device_context.cuh), the state
 // resident on the device (current and staged next), its workspace and
 // solve ladder. Lifecycle and state transfer in cuda_engine.cu, one batch
-// transition in update.cu, the pipeline's solve in pipeline.cu, prediction
-// in predict.cu.
+// transition in update.cu, the host-driven solve in host_driven_solve.cu,
+// prediction in predict.cu.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "batch.cuh"
@@ -16,6 +15,7 @@
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
 #include "device_context.cuh"
+#include "device_passes.cuh"
 #include "engine_internal.cuh"
 #include "graph_replay.cuh"
 #include "linear_solver.cuh"
@@ -44,57 +44,26 @@ public:
     void revert() override;
 
 private:
+    // What solved a batch: its outcome and F at theta_hat (without the L1 term).
     struct SolveOutcome {
         int iterations = 0;
         bool converged = false;
         core::StopReason reason = core::StopReason::converged;
+        double objective = 0.0;
     };
-    // The batch's surrogate terms (prepare in pipeline.cu).
+    // The batch's surrogate terms.
     SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;
-    SolveOutcome damped_newton(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
-                               T h, core::UpdateDiagnostics& diagnostics);
-    SolveOutcome lamm(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
-                      double lambda_value);
-    // r = y - Z point and the partial sums of w loss(r) there.
-    void start(const StagedBatch<T>& batch, T tau, const T* point);
-    // J_next = J + Z' diag(w kappa(r_hat)) Z, r_hat advanced by the last accepted step.
-    void close(const StagedBatch<T>& batch, T tau, T h);
-    // meat_next = meat + Z' diag(w score(r_hat)^2) Z at theta_next (launches
-    // only: whichever path solved the batch, before the commit).
-    void close_meat(const StagedBatch<T>& batch, T tau);
-    // Scores the residual (advanced by the last accepted step or trial);
-    // with `curvature` also c and the Gram G.
-    void score(const StagedBatch<T>& batch, T tau, T h, bool curvature);
-    // G = Z' diag(weights) Z (upper triangle, column-major): the narrow
-    // kernel up to kNarrowGram parameters, GEMM of the weighted rows beyond.
-    void weighted_gram(const StagedBatch<T>& batch, const T* weights, T* G);
-    // The line search along ws.step from a system in ws.H (the Cholesky rung,
-    // then the ladder's next rungs if it refused): the route of the step.
-    core::SolveRoute search_along_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                       const core::SolverConfig& config);
-    // Amendment 0002's majorizer step from the gradient in ws.gradient: M =
-    // (Z' diag(w) Z + J)/N + ridge I (its Gram formed on first need in a
-    // batch), solved through the ladder, then the halving search and, when
-    // t = 1 is taken, the doubling. Returns the route of M's solve.
-    core::SolveRoute majorizer_step(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                    const core::SolverConfig& config, bool& gram_formed);
-    // The flags record to the host: copy (enqueued), wait (a synchronization,
-    // counted), or both.
-    void copy_flags();
-    void wait_flags();
-    void read_flags();
-    // The line search's launches along ws.step (every halving, decided on the device).
-    void line_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                              const core::SolverConfig& config);
-    // The Cholesky rung's step from ws.H, its search, the flags copy: launches only.
-    void cholesky_search_launches(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                  const core::SolverConfig& config);
-    // After the Cholesky search's flags are read: the ladder's next rungs when
-    // it refused the system, and their search; the route of the step.
-    core::SolveRoute finish_search(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                   const core::SolverConfig& config);
-    // `launches` through `graph` when cuda_graphs is on, else directly.
-    void replay_or_launch(GraphReplay* graph, const std::function<void()>& launches);
+    // Core's driver for the penalty on the host over the device's passes
+    // (host_driven_solve.cu), then the batch's closing into ws.theta_next,
+    // ws.J_next and host_theta_next_.
+    SolveOutcome solve_on_host(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                               const core::SolverConfig& config, double h, double lambda_value,
+                               core::UpdateDiagnostics& diagnostics);
+    // The passes of a batch over this engine's device buffers.
+    DevicePasses<T> passes(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
+                           double h);
+    // `graph` when cuda_graphs is on, else null (plain launches).
+    GraphReplay* graph(GraphReplay& slot) { return cuda_graphs_ ? &slot : nullptr; }
     // The block solver's launch for a staged batch (solve and closing into
     // ws.theta_next and ws.J_next), its outcome and coefficients read back
     // in one synchronization. False when its Cholesky rung refused a system.
@@ -123,13 +92,16 @@ private:
     bool tracks_meat_ = false;
     std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host
     std::vector<T> host_theta_next_;  // the staged ones, read back before the commit
-    PinnedArray<IterationFlags> host_flags_{1};
     PinnedArray<BlockOutcome> host_outcome_{1};
     PinnedArray<double> host_sums_{kBatchCheckSums};
     PinnedArray<T> host_terms_;  // the penalty mask and history direction, uploaded per update
+    PassExchange<T> exchange_;   // the host-driven solve's transfers
+    // The drivers' vectors on the host (six of d) and the LAMM evaluator's current point.
+    std::vector<T> driver_vectors_;
     int update_syncs_ = 0;
     std::int64_t updates_ = 0, host_syncs_ = 0;
-    GraphReplay newton_graph_, lamm_graph_;  // cuda_graphs: a Newton iteration, LAMM's first pass
+    // cuda_graphs: a Newton direction's launches, LAMM's gradient and its trial pass.
+    GraphReplay newton_graph_, lamm_gradient_graph_, lamm_trial_graph_;
 };
 
 }  // namespace rh::cuda

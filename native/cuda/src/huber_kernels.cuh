@@ -32,9 +32,16 @@ enum BatchCheckSum : int {
     kBatchCheckSums
 };
 
-// How the residual moves before it is scored: Newton's accepted step
-// (r += t dz, t read from the device; 0: no move) or LAMM's accepted trial
-// (r = column k of the trials' residuals, k read from the device; -1: none).
+// The move of the residual the host's driver decided, in device memory
+// (uploaded before the pass that applies it): Newton's accepted step
+// (r += t dz; t = 0: no move) or LAMM's accepted trial (r = column `trial`
+// of the trials' residuals; -1: none).
+struct ResidualMove {
+    double t = 0.0;
+    int trial = -1;
+};
+
+// How the residual moves before it is scored (the move read on the device).
 template <class T>
 struct ResidualAdvance {
     const T* dz = nullptr;

@@ -11,7 +11,7 @@ namespace {
 
 template <class T>
 __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
-                                         bool require_symmetric, T* step, IterationFlags* flags) {
+                                         bool require_symmetric, T* step, SystemFlags* flags) {
     double largest_column = 0.0;
     for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
         double column = 0.0;
@@ -41,13 +41,13 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
 }
 
 template <class T>
-__global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, IterationFlags* flags) {
+__global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
     small_cholesky_step(d, H, g, step, flags);
 }
 
 template <class T>
 __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
-                                     const int* info, T* step, IterationFlags* flags) {
+                                     const int* info, T* step, SystemFlags* flags) {
     // x = V diag(1/s) U' g over the singular values above eps d s_max.
     __shared__ double coefficient[1024];
     const double cutoff = core::singular_rcond_threshold<T>(d) * static_cast<double>(S[0]);
@@ -74,7 +74,7 @@ __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, con
 
 template <class T>
 __global__ void symmetric_min_norm_step_kernel(std::int64_t d, const T* Q, const T* lambda, const T* g,
-                                               const int* info, T* step, IterationFlags* flags) {
+                                               const int* info, T* step, SystemFlags* flags) {
     // x = Q diag(1/lambda) Q' g over |lambda| above eps d max |lambda| (the
     // singular values of a symmetric H are |lambda|: the SVD rung's cutoff).
     __shared__ double coefficient[1024];
@@ -112,28 +112,28 @@ __global__ void identity_kernel(std::int64_t d, T* out) {
 
 template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, IterationFlags* flags) {
+                              bool require_symmetric, T* step, SystemFlags* flags) {
     step_from_inverse_kernel<T><<<1, kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric, step, flags);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
 void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
-                                IterationFlags* flags) {
+                                SystemFlags* flags) {
     small_cholesky_step_kernel<T><<<1, kThreads, 0, stream>>>(d, H, g, step, flags);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
 void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
-                          const int* info, T* step, IterationFlags* flags) {
+                          const int* info, T* step, SystemFlags* flags) {
     min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, U, S, VT, g, info, step, flags);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
 void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
-                                    const int* info, T* step, IterationFlags* flags) {
+                                    const int* info, T* step, SystemFlags* flags) {
     symmetric_min_norm_step_kernel<T><<<1, kThreads, 0, stream>>>(d, Q, lambda, g, info, step, flags);
     RH_CUDA_LAUNCHED();
 }
@@ -146,13 +146,13 @@ void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
 
 #define RH_INSTANTIATE(T)                                                                                           \
     template void launch_step_from_inverse<T>(cudaStream_t, std::int64_t, const T*, const T*, const int*, bool,   \
-                                              T*, IterationFlags*);                                                \
+                                              T*, SystemFlags*);                                                \
     template void launch_small_cholesky_step<T>(cudaStream_t, std::int64_t, const T*, const T*, T*,               \
-                                                IterationFlags*);                                                  \
+                                                SystemFlags*);                                                  \
     template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \
-                                          const int*, T*, IterationFlags*);                                        \
+                                          const int*, T*, SystemFlags*);                                        \
     template void launch_symmetric_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*,     \
-                                                    const int*, T*, IterationFlags*);                              \
+                                                    const int*, T*, SystemFlags*);                              \
     template void launch_identity<T>(cudaStream_t, std::int64_t, T*);
 RH_INSTANTIATE(float)
 RH_INSTANTIATE(double)

@@ -18,25 +18,25 @@ namespace rh::cuda {
 // eps * d and the step is finite; flags.step_ok says whether.
 template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, IterationFlags* flags);
+                              bool require_symmetric, T* step, SystemFlags* flags);
 
 // The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
 // decides it (H symmetric, positive pivots, rcond > eps d, finite step).
 template <class T>
 void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
-                                IterationFlags* flags);
+                                SystemFlags* flags);
 
 // The minimum-norm least-squares step from H = U S V' (gesvd): singular
 // values below eps * d * s_max count as zero.
 template <class T>
 void launch_min_norm_step(cudaStream_t stream, std::int64_t d, const T* U, const T* S, const T* VT, const T* g,
-                          const int* info, T* step, IterationFlags* flags);
+                          const int* info, T* step, SystemFlags* flags);
 
 // The same step from a symmetric H = Q diag(lambda) Q' (syevd: Q column-major,
 // lambda ascending): |lambda| below eps * d * max |lambda| count as zero.
 template <class T>
 void launch_symmetric_min_norm_step(cudaStream_t stream, std::int64_t d, const T* Q, const T* lambda, const T* g,
-                                    const int* info, T* step, IterationFlags* flags);
+                                    const int* info, T* step, SystemFlags* flags);
 
 // out = I (d x d).
 template <class T>

@@ -37,7 +37,7 @@ std::int64_t LinearSolver<T>::bytes() const noexcept {
 
 template <class T>
 void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
-                                    const T* g, T* step, IterationFlags* flags) {
+                                    const T* g, T* step, SystemFlags* flags) {
     if (d <= kSmallSystem) {
         launch_small_cholesky_step<T>(stream, d, H, g, step, flags);
         return;
@@ -52,11 +52,11 @@ void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t hand
 
 template <class T>
 core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d,
-                                                const T* H, const T* g, T* step, IterationFlags* flags,
-                                                IterationFlags* host_flags, int* syncs) {
+                                                const T* H, const T* g, T* step, SystemFlags* flags,
+                                                SystemFlags* host_flags, int* syncs) {
     const int n = static_cast<int>(d);
     auto read_flags = [&] {
-        RH_CUDA_CHECK(cudaMemcpyAsync(host_flags, flags, sizeof(IterationFlags), cudaMemcpyDeviceToHost, stream));
+        RH_CUDA_CHECK(cudaMemcpyAsync(host_flags, flags, sizeof(SystemFlags), cudaMemcpyDeviceToHost, stream));
         RH_CUDA_CHECK(cudaStreamSynchronize(stream));
         ++*syncs;
     };

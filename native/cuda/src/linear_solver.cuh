@@ -12,7 +12,7 @@
 //      symmetric.
 // rcond_1 is exact: 1 / (||H||_1 ||H^-1||_1) from the factorization's
 // inverse. Up to d = kSmallSystem the Cholesky rung is one kernel. The Cholesky rung runs without a host round trip (its verdict
-// goes to IterationFlags.step_ok); the others run only when it refused.
+// goes to SystemFlags.step_ok); the others run only when it refused.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,12 +34,12 @@ public:
 
     // Rung 1, asynchronously: step and flags.step_ok.
     void cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H, const T* g,
-                       T* step, IterationFlags* flags);
+                       T* step, SystemFlags* flags);
     // Rungs 2 and 3 after the Cholesky rung refused: returns the route that
     // gave the step (reads flags back: host synchronizations counted in
     // *syncs); throws when no rung could solve the system.
     core::SolveRoute fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
-                                   const T* g, T* step, IterationFlags* flags, IterationFlags* host_flags,
+                                   const T* g, T* step, SystemFlags* flags, SystemFlags* host_flags,
                                    int* syncs);
 
     std::int64_t allocations() const noexcept { return allocations_; }

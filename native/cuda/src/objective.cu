@@ -1,9 +1,6 @@
 #include "objective.cuh"
 
 #include "core/memory_along_step.hpp"
-#include "core/soft_threshold.hpp"
-#include "core/solver_rules.hpp"
-#include "core/surrogate_terms.hpp"
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
 #include "launch.cuh"
@@ -11,28 +8,27 @@
 
 namespace rh::cuda {
 
-namespace {
+static_assert(kPassPoints >= kLineSearchSteps && kPassPoints >= kDoublingSteps && kPassPoints >= kLammTrialsPerPass,
+              "a pass record holds every trial point of a pass");
 
-__global__ void start_objective_kernel(const double* partials, int blocks, double weight_sum, IterationFlags* flags) {
-    if (threadIdx.x != 0) return;
-    IterationFlags fresh;
-    fresh.objective = sum_partials(partials, blocks, 1, 0) / weight_sum;
-    fresh.base_objective = fresh.objective;
-    fresh.start_objective = fresh.objective;
-    fresh.phi = core::kInitialPhi;
-    *flags = fresh;
-}
+namespace {
 
 template <class T>
 __global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
-                                     int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
+                                     int blocks, const T* G, T* g, T* H, SystemFlags* flags) {
     gradient_into(terms, theta, gx, s_partials, blocks, g);
     assemble_system_matrix(terms, G, H, flags);
 }
 
 template <class T>
-__global__ void majorizer_matrix_kernel(SurrogateTerms<T> terms, const T* G, T* H, IterationFlags* flags) {
+__global__ void majorizer_matrix_kernel(SurrogateTerms<T> terms, const T* G, T* H, SystemFlags* flags) {
     assemble_system_matrix(terms, G, H, flags);
+}
+
+template <class T>
+__global__ void gradient_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
+                                int blocks, T* g) {
+    gradient_into(terms, theta, gx, s_partials, blocks, g);
 }
 
 // The memory and history part of f along theta - t step
@@ -66,227 +62,34 @@ __device__ core::MemoryAlongStep step_memory(const SurrogateTerms<T>& terms, con
     return m;
 }
 
-// theta = from - t step (in T, as every engine rounds it; `from` may be
-// theta itself), then F there (the accepted trial's data term plus the memory
-// part at the rounded point, as the next iteration's trials see it), the
-// change, the convergence test and t_advance into flags.
-template <class T>
-__device__ void move_along(const SurrogateTerms<T>& terms, const T* from, const T* step, double t, double data_value,
-                           double tol, T* theta, IterationFlags* flags) {
-    const T scaled = static_cast<T>(t);
-    double change = 0.0, norm = 0.0;
-    for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x) {
-        const T start = from[j];
-        const T moved = start - scaled * step[j];
-        const double delta = static_cast<double>(moved - start);
-        change += delta * delta;
-        norm += static_cast<double>(moved) * static_cast<double>(moved);
-        theta[j] = moved;
-    }
-    change = sqrt(block_sum(change));
-    norm = sqrt(block_sum(norm));
-    const double value = data_value + memory_value(terms, theta);
-    if (threadIdx.x == 0) {
-        flags->objective = value;
-        flags->base_objective = value;
-        flags->accepted = 1;
-        flags->t_advance = t;
-        flags->change_norm = change;
-        flags->theta_norm = norm;
-        flags->converged = core::step_converged(change, norm, tol);
-    }
-}
+// theta - t step rounded in T, each operation rounded once (no contraction
+// into an FMA): the bits core::SearchSteps::form gives on the host.
+__device__ inline float moved(float theta, float t, float step) { return __fsub_rn(theta, __fmul_rn(t, step)); }
+__device__ inline double moved(double theta, double t, double step) { return __dsub_rn(theta, __dmul_rn(t, step)); }
 
 template <class T>
-__global__ void line_search_decide_kernel(SurrogateTerms<T> terms, T* theta, const T* step, const double* partials,
-                                          int blocks, double tol, IterationFlags* flags) {
-    if (flags->step_ok == 0) {
-        if (threadIdx.x == 0) {
-            flags->need_fallback = 1;
-            flags->accepted = 0;
-            flags->t_advance = 0.0;
-        }
-        return;
-    }
-    const std::int64_t d = terms.d;
-    __shared__ double losses[kLineSearchSteps];
-    for (int k = threadIdx.x; k < kLineSearchSteps; k += blockDim.x)
-        losses[k] = sum_partials(partials, blocks, kLineSearchSteps, k);
-    const core::MemoryAlongStep m = step_memory(terms, theta, step);
-    __shared__ int chosen;         // the accepted halving, or -1
-    __shared__ int rounds;         // its candidate rounds to theta
-    __shared__ double data_value;  // the accepted trial's data term
-    if (threadIdx.x == 0) {
-        chosen = -1;
-        rounds = 0;
-        const double value = flags->objective;
-        double t = 1.0;
-        for (int k = 0; k < kLineSearchSteps && t >= core::kSmallestStep; ++k, t /= 2.0) {
-            const T scaled = static_cast<T>(t);
-            bool same = true;
-            for (std::int64_t j = 0; j < d && same; ++j) same = theta[j] - scaled * step[j] == theta[j];
-            if (same) {
-                chosen = k;
-                rounds = 1;
-                break;
-            }
-            const double data = losses[k] * (1.0 / terms.weight_sum);
-            const double trial = data + m.at(t);
-            if (isfinite(trial) && core::plain_decrease(trial, value)) {
-                chosen = k;
-                data_value = data;
-                break;
-            }
-        }
-    }
+__global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, const T* step, double first,
+                                     int exponent_step, T* points, PassRecord* record) {
+    const int k = blockIdx.x;
+    const T scaled = static_cast<T>(ldexp(first, k * exponent_step));
+    T* point = points + static_cast<std::int64_t>(k) * terms.d;
+    for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x) point[j] = moved(theta[j], scaled, step[j]);
     __syncthreads();
-    if (chosen < 0 || rounds) {
-        if (threadIdx.x == 0) {
-            flags->accepted = rounds;
-            flags->converged = rounds;
-            flags->t_advance = 0.0;
-            flags->change_norm = 0.0;
-        }
-        return;
-    }
-    move_along(terms, theta, step, ldexp(1.0, -chosen), data_value, tol, theta, flags);
-}
-
-// After the majorizer's t = 1 was accepted (theta = start - step): t doubles
-// while f strictly decreases (core::damped_newton's majorizer_search); the
-// last decreasing doubling moves theta from `start`, none leaves t = 1.
-template <class T>
-__global__ void doubling_decide_kernel(SurrogateTerms<T> terms, const T* start, const T* step, const double* partials,
-                                       int blocks, double tol, T* theta, IterationFlags* flags) {
-    __shared__ double losses[kDoublingSteps];
-    for (int k = threadIdx.x; k < kDoublingSteps; k += blockDim.x)
-        losses[k] = sum_partials(partials, blocks, kDoublingSteps, k);
-    const core::MemoryAlongStep m = step_memory(terms, start, step);
-    __shared__ int chosen;
-    __shared__ double data_value;
-    if (threadIdx.x == 0) {
-        chosen = -1;
-        double best = flags->objective;  // f at t = 1
-        double u = 2.0;
-        for (int k = 0; k < kDoublingSteps && u <= core::kLargestMajorizerStep; ++k, u *= 2.0) {
-            const double data = losses[k] * (1.0 / terms.weight_sum);
-            const double trial = data + m.at(u);
-            if (!(isfinite(trial) && core::plain_decrease(trial, best) && trial < best)) break;
-            best = trial;
-            chosen = k;
-            data_value = data;
-        }
-    }
-    __syncthreads();
-    if (chosen < 0) return;
-    move_along(terms, start, step, ldexp(1.0, chosen + 1), data_value, tol, theta, flags);
-}
-
-template <class T>
-__global__ void gradient_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
-                                int blocks, T* g) {
-    gradient_into(terms, theta, gx, s_partials, blocks, g);
-}
-
-template <class T>
-__global__ void lamm_proposals_kernel(SurrogateTerms<T> terms, const T* theta, const T* g, const T* mask,
-                                      double lambda_value, int trials, const IterationFlags* flags,
-                                      LammTrials<T> out) {
-    const std::int64_t d = terms.d, p = terms.p;
-    const double phi = flags->phi;
-    // Each trial's point by one thread, as the CPU driver forms it.
-    for (int k = threadIdx.x; k < trials; k += blockDim.x) {
-        T* candidate = out.candidates + k * d;
-        T change[1024];
-        core::lamm_proposal<T>(d, theta, g, mask, lambda_value, ldexp(phi, k), candidate, change);
-        double dot = 0.0, change2 = 0.0, candidate2 = 0.0;
-        for (std::int64_t j = 0; j < d; ++j) {
-            dot += static_cast<double>(g[j]) * static_cast<double>(change[j]);
-            change2 += static_cast<double>(change[j]) * static_cast<double>(change[j]);
-            candidate2 += static_cast<double>(candidate[j]) * static_cast<double>(candidate[j]);
-            if (j < p) out.feature_changes[j + k * p] = change[j];
-        }
-        if (terms.intercept) out.intercept_changes[k] = change[p];
-        out.gradient_dot_change[k] = dot;
-        out.change_norm2[k] = change2;
-        out.candidate_norm2[k] = candidate2;
-    }
-    __syncthreads();
-    for (int k = 0; k < trials; ++k) {
-        const double memory = memory_value(terms, out.candidates + k * d);
-        if (threadIdx.x == 0) out.memory[k] = memory;
-    }
-}
-
-template <class T>
-__global__ void lamm_decide_kernel(SurrogateTerms<T> terms, int trials, const double* partials, int blocks,
-                                   double tol, LammTrials<T> candidates, const T* mask, LammJudgement judgement,
-                                   T* theta, IterationFlags* flags) {
-    __shared__ int chosen;
-    if (threadIdx.x == 0) {
-        chosen = -1;
-        int restarted = 0;
-        const double value = flags->objective;
-        double slack = core::kMajorizationSlack;
-        if (judgement.accelerated) {
-            const double start_scale = fabs(flags->start_objective), scale = fabs(value);
-            slack = core::rounding_slack(start_scale > scale ? start_scale : scale, core::machine_epsilon<T>());
-        }
-        double phi = flags->phi;
-        for (int k = 0; k < trials; ++k) {
-            const double data = sum_partials(partials, blocks, kLammTrialsPerPass, k) / terms.weight_sum;
-            const double candidate_value = data + candidates.memory[k];
-            const double bound = core::majorization_bound(value, candidates.gradient_dot_change[k], phi,
-                                                          sqrt(candidates.change_norm2[k]));
-            if (core::majorization_holds(candidate_value, bound, slack)) {
-                const T* candidate = candidates.candidates + k * terms.d;
-                if (judgement.restart_check &&
-                    candidate_value + judgement.lambda_value * core::masked_l1_norm(terms.d, candidate, mask) >
-                        flags->base_objective + judgement.lambda_value * core::masked_l1_norm(terms.d, theta, mask)) {
-                    restarted = 1;  // phi stays the accepted trial's
-                    break;
-                }
-                chosen = k;
-                const double change = sqrt(candidates.change_norm2[k]);
-                const double norm = sqrt(candidates.candidate_norm2[k]);
-                flags->objective = candidate_value;
-                flags->base_objective = candidate_value;
-                flags->accepted_phi = phi;
-                flags->phi = core::phi_after_acceptance(phi);
-                flags->change_norm = change;
-                flags->theta_norm = norm;
-                flags->converged = core::step_converged(change, norm, tol);
-                break;
-            }
-            phi = core::phi_after_rejection(phi);
-        }
-        flags->accepted = chosen >= 0;
-        flags->restarted = restarted;
-        flags->trial_advance = chosen;
-        if (chosen < 0) flags->phi = phi;
-    }
-    __syncthreads();
-    if (chosen >= 0)
-        for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x)
-            theta[j] = candidates.candidates[chosen * terms.d + j];
-}
-
-template <class T>
-__global__ void extrapolate_kernel(std::int64_t d, const T* theta, const T* previous, double beta, T* point) {
-    const T scaled = static_cast<T>(beta);
-    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) point[j] = theta[j] + scaled * (theta[j] - previous[j]);
-}
-
-template <class T>
-__global__ void point_objective_kernel(SurrogateTerms<T> terms, const T* point, const double* partials, int blocks,
-                                       bool is_theta, IterationFlags* flags) {
     const double memory = memory_value(terms, point);
-    if (threadIdx.x != 0) return;
-    const double value = sum_partials(partials, blocks, 1, 0) / terms.weight_sum + memory;
-    flags->objective = value;
-    if (is_theta) flags->base_objective = value;
-    flags->t_advance = 0.0;
-    flags->trial_advance = -1;
+    if (threadIdx.x == 0) record->memory[k] = memory;
+    if (k != 0) return;
+    const core::MemoryAlongStep along = step_memory(terms, theta, step);
+    if (threadIdx.x == 0) record->along = along;
+}
+
+template <class T>
+__global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassRecord* record) {
+    const double memory = memory_value(terms, points + static_cast<std::int64_t>(blockIdx.x) * terms.d);
+    if (threadIdx.x == 0) record->memory[blockIdx.x] = memory;
+}
+
+__global__ void record_losses_kernel(const double* partials, int blocks, int K, PassRecord* record) {
+    for (int k = threadIdx.x; k < K; k += blockDim.x) record->losses[k] = sum_partials(partials, blocks, K, k);
 }
 
 template <class T>
@@ -300,37 +103,17 @@ __global__ void information_update_kernel(std::int64_t d, const T* J, const T* G
 
 }  // namespace
 
-void launch_start_objective(cudaStream_t stream, const double* partials, int blocks, double weight_sum,
-                            IterationFlags* flags) {
-    start_objective_kernel<<<1, 32, 0, stream>>>(partials, blocks, weight_sum, flags);
-    RH_CUDA_LAUNCHED();
-}
-
 template <class T>
 void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
-                          const double* s_partials, int blocks, const T* G, T* g, T* H, IterationFlags* flags) {
+                          const double* s_partials, int blocks, const T* G, T* g, T* H, SystemFlags* flags) {
     newton_system_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, gx, s_partials, blocks, G, g, H, flags);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
-void launch_line_search_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, T* theta, const T* step,
-                               const double* partials, int blocks, double tol, IterationFlags* flags) {
-    line_search_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, step, partials, blocks, tol, flags);
-    RH_CUDA_LAUNCHED();
-}
-
-template <class T>
 void launch_majorizer_matrix(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* G, T* H,
-                             IterationFlags* flags) {
+                             SystemFlags* flags) {
     majorizer_matrix_kernel<T><<<1, kThreads, 0, stream>>>(terms, G, H, flags);
-    RH_CUDA_LAUNCHED();
-}
-
-template <class T>
-void launch_doubling_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* start, const T* step,
-                            const double* partials, int blocks, double tol, T* theta, IterationFlags* flags) {
-    doubling_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, start, step, partials, blocks, tol, theta, flags);
     RH_CUDA_LAUNCHED();
 }
 
@@ -342,33 +125,21 @@ void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const 
 }
 
 template <class T>
-void launch_lamm_proposals(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* g,
-                           const T* mask, double lambda_value, int trials, const IterationFlags* flags,
-                           const LammTrials<T>& out) {
-    lamm_proposals_kernel<T><<<1, kThreads, 0, stream>>>(terms, theta, g, mask, lambda_value, trials, flags, out);
+void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
+                          double first, int exponent_step, int count, T* points, PassRecord* record) {
+    search_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, theta, step, first, exponent_step, points, record);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
-void launch_lamm_decide(cudaStream_t stream, const SurrogateTerms<T>& terms, int trials, const double* partials,
-                        int blocks, double tol, const LammTrials<T>& candidates, const T* mask,
-                        const LammJudgement& judgement, T* theta, IterationFlags* flags) {
-    lamm_decide_kernel<T><<<1, kThreads, 0, stream>>>(terms, trials, partials, blocks, tol, candidates, mask,
-                                                       judgement, theta, flags);
+void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
+                         PassRecord* record) {
+    point_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, points, record);
     RH_CUDA_LAUNCHED();
 }
 
-template <class T>
-void launch_extrapolate(cudaStream_t stream, std::int64_t d, const T* theta, const T* previous, double beta,
-                        T* point) {
-    extrapolate_kernel<T><<<1, kThreads, 0, stream>>>(d, theta, previous, beta, point);
-    RH_CUDA_LAUNCHED();
-}
-
-template <class T>
-void launch_point_objective(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* point,
-                            const double* partials, int blocks, bool is_theta, IterationFlags* flags) {
-    point_objective_kernel<T><<<1, kThreads, 0, stream>>>(terms, point, partials, blocks, is_theta, flags);
+void launch_record_losses(cudaStream_t stream, const double* partials, int blocks, int K, PassRecord* record) {
+    record_losses_kernel<<<1, 32, 0, stream>>>(partials, blocks, K, record);
     RH_CUDA_LAUNCHED();
 }
 
@@ -380,23 +151,13 @@ void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, 
 
 #define RH_INSTANTIATE(T)                                                                                           \
     template void launch_newton_system<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*,              \
-                                          const double*, int, const T*, T*, T*, IterationFlags*);                  \
-    template void launch_line_search_decide<T>(cudaStream_t, const SurrogateTerms<T>&, T*, const T*,               \
-                                               const double*, int, double, IterationFlags*);                       \
-    template void launch_majorizer_matrix<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, T*,                 \
-                                             IterationFlags*);                                                     \
-    template void launch_doubling_decide<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*,            \
-                                            const double*, int, double, T*, IterationFlags*);                      \
+                                          const double*, int, const T*, T*, T*, SystemFlags*);                     \
+    template void launch_majorizer_matrix<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, T*, SystemFlags*);  \
     template void launch_gradient<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const double*,    \
                                      int, T*);                                                                     \
-    template void launch_lamm_proposals<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const T*,   \
-                                           double, int, const IterationFlags*, const LammTrials<T>&);              \
-    template void launch_lamm_decide<T>(cudaStream_t, const SurrogateTerms<T>&, int, const double*, int, double,   \
-                                        const LammTrials<T>&, const T*, const LammJudgement&, T*,                  \
-                                        IterationFlags*);                                                          \
-    template void launch_extrapolate<T>(cudaStream_t, std::int64_t, const T*, const T*, double, T*);              \
-    template void launch_point_objective<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const double*, int,  \
-                                            bool, IterationFlags*);                                                \
+    template void launch_search_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, double, int, \
+                                          int, T*, PassRecord*);                                                   \
+    template void launch_point_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, int, PassRecord*);      \
     template void launch_information_update<T>(cudaStream_t, std::int64_t, const T*, const T*, T*);
 RH_INSTANTIATE(float)
 RH_INSTANTIATE(double)

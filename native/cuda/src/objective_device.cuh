@@ -62,9 +62,9 @@ __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* th
 }
 
 // H = (G + J)/N + ridge I (column-major, full), its symmetry and 1-norm into
-// flags, and the step's verdicts reset (every thread of the block calls it).
+// flags, and the step's verdict reset (every thread of the block calls it).
 template <class T>
-__device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, IterationFlags* flags) {
+__device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, SystemFlags* flags) {
     const std::int64_t d = terms.d;
     const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
     for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) {
@@ -91,8 +91,6 @@ __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, co
         flags->symmetric = asymmetric == 0;
         flags->norm1 = largest_column;
         flags->step_ok = 0;
-        flags->need_fallback = 0;
-        flags->accepted = 0;
     }
 }
 
@@ -107,7 +105,7 @@ __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, co
 // norm1 and symmetric as assemble_system_matrix set them; info, rcond,
 // step_ok. `Largest`: the d its shared arrays hold.
 template <class T, int Largest = kSmallSystem>
-__device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* g, T* step, IterationFlags* flags) {
+__device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
     __shared__ T L[Largest][Largest + 1];  // the factor, lower triangle (row, column)
     __shared__ T inverse[Largest][Largest + 1];
     __shared__ int failed;

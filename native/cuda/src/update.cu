@@ -3,9 +3,9 @@
 // surrogate terms, the solve (a small batch, block_solver_serves, in one
 // launch of the block solver, block_solver.cuh: two synchronizations per
 // update, the batch's checks and the outcome; any other batch, or one whose
-// system the block solver's Cholesky rung refused, through the pipeline,
-// pipeline.cu), the meat, and the commit: nothing before the commit
-// changes the state.
+// system the block solver's Cholesky rung refused, by core's driver on the
+// host over the device's passes, host_driven_solve.cu), the meat, and the
+// commit: nothing before the commit changes the state.
 #include <algorithm>
 
 #include "core/batch_closing.hpp"
@@ -30,7 +30,8 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     revertible_ = false;  // the staged buffers, which hold the previous state, are written from here on
     update_syncs_ = 0;
     newton_graph_.new_batch();
-    lamm_graph_.new_batch();
+    lamm_gradient_graph_.new_batch();
+    lamm_trial_graph_.new_batch();
 
     // 2. The batch on the device, its values checked, its weight.
     const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
@@ -52,9 +53,9 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
 
     // 4. Solve from the committed coefficients and close the batch, into
     //    staged buffers: a small batch in one block (block_solver.cuh), any
-    //    other (or one whose system the block's Cholesky rung refused)
-    //    through the pipeline. The coefficients are read back either way.
-    const T tau = static_cast<T>(config.tau), bandwidth = static_cast<T>(h);
+    //    other (or one whose system the block's Cholesky rung refused) by
+    //    core's driver on the host (host_driven_solve.cu). The coefficients
+    //    are on the host either way.
     const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
                                                  ? block_solver_fits(d_)
                                                  : solver_choice_ == SolverChoice::automatic &&
@@ -63,31 +64,21 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     const bool solved_in_block = try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, block);
     SolveOutcome outcome;
     core::UpdateDiagnostics diagnostics;
-    double objective = 0.0;  // F at the accepted iterate
     if (solved_in_block) {
-        outcome = {block.iterations, block.converged != 0, static_cast<core::StopReason>(block.stop_reason)};
+        outcome = {block.iterations, block.converged != 0, static_cast<core::StopReason>(block.stop_reason),
+                   block.objective};
         diagnostics.solve_route = static_cast<core::SolveRoute>(block.solve_route);
         diagnostics.cholesky_solves = block.cholesky_solves;
         diagnostics.majorizer_steps = block.majorizer_steps;
-        objective = block.objective;
     } else {
-        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.theta.data(), ws_.theta_current.data(), sizeof(T) * d_,
-                                      cudaMemcpyDeviceToDevice, stream_));
-        start(staged, tau, ws_.theta.data());
-        launch_start_objective(stream_, ws_.partials.data(), row_blocks(staged.rows), weight_sum_after,
-                               ws_.flags.data());
-        outcome = config.penalty == core::Penalty::l1 ? lamm(staged, surrogate, config, lambda_value)
-                                                      : damped_newton(staged, surrogate, config, bandwidth, diagnostics);
-        objective = host_flags_.get()->base_objective;
-        close(staged, tau, bandwidth);
-        RH_CUDA_CHECK(cudaMemcpyAsync(host_theta_next_.data(), ws_.theta_next.data(), sizeof(T) * d_,
-                                      cudaMemcpyDeviceToHost, stream_));
-        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-        ++update_syncs_;
+        outcome = solve_on_host(staged, surrogate, config, h, lambda_value, diagnostics);
     }
 
     // The meat at theta_hat (launched here, ordered before anything that reads it).
-    if (tracks_meat_) close_meat(staged, tau);
+    if (tracks_meat_) {
+        ws_.reserve_meat(device_, staged.rows, d_);
+        passes(staged, surrogate, config, h).close_meat();
+    }
 
     // 5. Commit (nothing before this point changed the state).
     ws_.theta_current.swap(ws_.theta_next);
@@ -104,7 +95,7 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     UpdateReport report;
     report.diagnostics = diagnostics;
     report.diagnostics.objective =
-        core::reported_objective(config.penalty, objective, lambda_value, d_, host_theta_.data(), mask);
+        core::reported_objective(config.penalty, outcome.objective, lambda_value, d_, host_theta_.data(), mask);
     report.diagnostics.lambda_value = lambda_value;
     report.diagnostics.bandwidth = h;
     report.diagnostics.iterations = outcome.iterations;

@@ -8,19 +8,16 @@ namespace rh::cuda {
 template <class T>
 void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d) {
     constexpr std::int64_t K = kLammTrialsPerPass;
-    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history, &search_start,
-                        &previous, &extrapolated})
-        grow(*array, device, d);
+    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) grow(*array, device, d);
     for (auto* array : {&J_current, &J_next, &G, &H, &G_majorizer}) grow(*array, device, d * d);
     grow(product, device, p);
-    grow(candidates, device, d * K);
-    grow(feature_changes, device, p * K);
-    grow(intercept_changes, device, K);
-    grow(trial_scalars, device, 4 * K);
+    grow(points, device, d * kPassPoints);
+    grow(trial_inputs, device, (d + p + 1) * K);
     grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
     grow(sums, device, kBatchCheckSums);
     if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
-    grow(flags, device, 1);
+    grow(record, device, 1);
+    grow(move, device, 1);
     if (block_solver_fits(d)) {
         grow(block_matrices, device, block_solver_matrices(d));
         grow(block_vectors, device, block_solver_vectors(d));
@@ -52,14 +49,6 @@ void Workspace<T>::reserve_rows(int device, std::int64_t n, std::int64_t p, std:
 }
 
 template <class T>
-LammTrials<T> Workspace<T>::lamm_trials() const {
-    constexpr std::int64_t K = kLammTrialsPerPass;
-    return {candidates.data(),       feature_changes.data(),  intercept_changes.data(),
-            trial_scalars.data(),    trial_scalars.data() + K, trial_scalars.data() + 2 * K,
-            trial_scalars.data() + 3 * K};
-}
-
-template <class T>
 void Workspace<T>::reserve_meat(int device, std::int64_t n, std::int64_t d) {
     for (auto* array : {&meat_current, &meat_next}) grow(*array, device, d * d);
     if (n > 0) grow(meat_weights, device, n);
@@ -67,12 +56,12 @@ void Workspace<T>::reserve_meat(int device, std::int64_t n, std::int64_t d) {
 
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
-    std::int64_t total = trial_scalars.bytes() + partials.bytes() + sums.bytes() + gram_partials.bytes() + flags.bytes() +
-                          outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
+    std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + record.bytes() + move.bytes() +
+                         outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
-                              &mask, &history, &candidates, &feature_changes, &intercept_changes, &G, &H, &G_majorizer,
-                              &search_start, &previous, &extrapolated, &block_matrices, &block_vectors,
+                              &mask, &history, &points, &trial_inputs, &G, &H, &G_majorizer, &block_matrices,
+                              &block_vectors,
                               &meat_current, &meat_next, &meat_weights})
         total += array->bytes();
     return total;

@@ -26,24 +26,27 @@ struct Workspace {
     // Per row: residual, w score, w kappa, Z step; the Gram's weighted rows
     // (n x d); LAMM's trial products and residuals (n x trials).
     DeviceArray<T> r, s, c, dz, weighted_rows, trial_products, trial_residuals;
-    // Per parameter: the iterate, step, gradient, X' s, penalty mask, history
-    // direction; LAMM's trials (candidates d x trials, feature changes p x
-    // trials, intercept changes); the Gram and the Newton matrix (d x d).
-    DeviceArray<T> theta, step, gradient, product, mask, history, candidates, feature_changes, intercept_changes;
+    // Per parameter: the point the host's driver is at (uploaded), the step,
+    // the gradient, X' s, the penalty mask and history direction; the trial
+    // points of a line search's pass (d x kPassPoints); LAMM's trial inputs
+    // as the host uploads them (candidates d x K, their changes' feature
+    // part p x K and intercept part K, K = kLammTrialsPerPass); the Gram and
+    // the system matrix (d x d).
+    DeviceArray<T> theta, step, gradient, product, mask, history, points, trial_inputs;
     DeviceArray<T> G, H;
     // Amendment 0002's majorizer: the Gram with the row weights (formed once
-    // per batch, on first need) and the point its search starts from.
-    DeviceArray<T> G_majorizer, search_start;
-    // LAMM's accelerated phase: the previous iterate and the extrapolated point.
-    DeviceArray<T> previous, extrapolated;
-    // LAMM's trial scalars (4 x trials) and the reductions' partials.
-    DeviceArray<double> trial_scalars, partials, sums, gram_partials;
-    DeviceArray<IterationFlags> flags;
+    // per batch, on first need).
+    DeviceArray<T> G_majorizer;
+    // The reductions' partials; what a pass gives back (its record) and the
+    // move of the residual the host decided (applied by the next scoring).
+    DeviceArray<double> partials, sums, gram_partials;
+    DeviceArray<PassRecord> record;
+    DeviceArray<ResidualMove> move;
     // The block solver's (block_solver.cuh; only where d fits it): per block
     // the matrices, vectors, score sums and flags; the partial sums; its outcome.
     DeviceArray<T> block_matrices, block_vectors;
     DeviceArray<double> block_score_sums, block_partials;
-    DeviceArray<IterationFlags> block_flags;
+    DeviceArray<SystemFlags> block_flags;
     DeviceArray<BlockOutcome> outcome;
 
     // Room for the state and work of d parameters (p features).
@@ -53,7 +56,12 @@ struct Workspace {
                       cudaStream_t stream);
     // Room for the meat of d parameters and a batch of n rows' weights.
     void reserve_meat(int device, std::int64_t n, std::int64_t d);
-    LammTrials<T> lamm_trials() const;
+    // LAMM's trial inputs: candidates, feature changes, intercept changes.
+    T* trial_candidates() const { return trial_inputs.data(); }
+    T* trial_feature_changes(std::int64_t d) const { return trial_inputs.data() + d * kLammTrialsPerPass; }
+    T* trial_intercept_changes(std::int64_t p, std::int64_t d) const {
+        return trial_feature_changes(d) + p * kLammTrialsPerPass;
+    }
 
     std::int64_t allocations() const noexcept { return allocations_; }
     std::int64_t bytes() const noexcept;

@@ -1,0 +1,135 @@
+#include "device_passes.cuh"
+
+#include <cstring>
+
+#include "gram_kernels.cuh"
+#include "huber_kernels.cuh"
+#include "launch.cuh"
+#include "vendor_calls.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+void DevicePasses<T>::upload_point(const T* point) {
+    std::memcpy(host.upload.get(), point, sizeof(T) * d());
+    RH_CUDA_CHECK(
+        cudaMemcpyAsync(ws.theta.data(), host.upload.get(), sizeof(T) * d(), cudaMemcpyHostToDevice, stream));
+}
+
+template <class T>
+void DevicePasses<T>::upload_move(double t, int trial) {
+    *host.move.get() = ResidualMove{t, trial};
+    RH_CUDA_CHECK(
+        cudaMemcpyAsync(ws.move.data(), host.move.get(), sizeof(ResidualMove), cudaMemcpyHostToDevice, stream));
+}
+
+template <class T>
+void DevicePasses<T>::read_record() {
+    RH_CUDA_CHECK(
+        cudaMemcpyAsync(host.record.get(), ws.record.data(), sizeof(PassRecord), cudaMemcpyDeviceToHost, stream));
+}
+
+template <class T>
+void DevicePasses<T>::read_vector(const T* device_vector) {
+    RH_CUDA_CHECK(
+        cudaMemcpyAsync(host.vector.get(), device_vector, sizeof(T) * d(), cudaMemcpyDeviceToHost, stream));
+}
+
+template <class T>
+void DevicePasses<T>::wait() {
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ++syncs;
+}
+
+template <class T>
+void DevicePasses<T>::start(const T* point) {
+    vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, point, ws.r.data());
+    launch_start_residual<T>(stream, batch.rows, batch.y, batch.w, terms.intercept ? point + p() : nullptr, tau,
+                             ws.r.data(), ws.partials.data());
+}
+
+template <class T>
+void DevicePasses<T>::point_pass() {
+    start(ws.theta.data());
+    launch_record_losses(stream, ws.partials.data(), blocks(), 1, record());
+    launch_point_memory<T>(stream, terms, ws.theta.data(), 1, record());
+}
+
+template <class T>
+void DevicePasses<T>::score(bool curvature) {
+    const ResidualMove* move = ws.move.data();
+    const ResidualAdvance<T> advance{ws.dz.data(), &move->t, ws.trial_residuals.data(), &move->trial};
+    launch_score_rows<T>(stream, batch.rows, advance, batch.w, tau, h, ws.r.data(), ws.s.data(),
+                         curvature ? ws.c.data() : nullptr, ws.partials.data());
+    if (curvature) weighted_gram(ws.c.data(), ws.G.data());
+}
+
+template <class T>
+void DevicePasses<T>::score_products() {
+    vendor::transposed_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.s.data(),
+                             ws.product.data());
+}
+
+template <class T>
+void DevicePasses<T>::weighted_gram(const T* weights, T* G) {
+    if (d() <= kNarrowGram) {  // the Gram from X and the weights directly
+        launch_narrow_gram<T>(stream, batch.rows, p(), terms.intercept, batch.X, weights, ws.gram_partials.data(), G);
+        return;
+    }
+    launch_weighted_rows<T>(stream, batch.rows, p(), terms.intercept, batch.X, weights, ws.weighted_rows.data());
+    vendor::gram(blas, static_cast<int>(batch.rows), static_cast<int>(d()), ws.weighted_rows.data(), G);
+}
+
+template <class T>
+void DevicePasses<T>::halving_pass() {
+    vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.step.data(),
+                       ws.dz.data());
+    launch_line_search_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(),
+                                 terms.intercept ? ws.step.data() + p() : nullptr, batch.w, tau, ws.partials.data());
+    launch_record_losses(stream, ws.partials.data(), blocks(), kLineSearchSteps, record());
+    launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 1.0, -1, kLineSearchSteps,
+                            ws.points.data(), record());
+}
+
+template <class T>
+void DevicePasses<T>::doubling_pass() {
+    launch_doubling_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(), batch.w, tau, ws.partials.data());
+    launch_record_losses(stream, ws.partials.data(), blocks(), kDoublingSteps, record());
+    launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 2.0, 1, kDoublingSteps,
+                            ws.points.data(), record());
+}
+
+template <class T>
+void DevicePasses<T>::lamm_trial_pass() {
+    constexpr int K = kLammTrialsPerPass;
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws.trial_inputs.data(), host.upload.get(), sizeof(T) * (d() + p() + 1) * K,
+                                  cudaMemcpyHostToDevice, stream));
+    vendor::rows_times_matrix(blas, static_cast<int>(batch.rows), static_cast<int>(p()), K, batch.X,
+                              ws.trial_feature_changes(d()), ws.trial_products.data());
+    launch_lamm_trials<T>(stream, batch.rows, K, ws.r.data(), ws.trial_products.data(),
+                          terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr, batch.w, tau,
+                          ws.trial_residuals.data(), ws.partials.data());
+    launch_record_losses(stream, ws.partials.data(), blocks(), K, record());
+    launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, record());
+}
+
+template <class T>
+void DevicePasses<T>::close() {
+    score(true);  // r_hat: the last accepted move applied; c and the Gram there
+    launch_information_update<T>(stream, d(), terms.information, ws.G.data(), ws.J_next.data());
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws.theta_next.data(), ws.theta.data(), sizeof(T) * d(), cudaMemcpyDeviceToDevice,
+                                  stream));
+}
+
+template <class T>
+void DevicePasses<T>::close_meat() {
+    start(ws.theta_next.data());  // r_hat = y - Z theta_hat (its loss partials unused)
+    launch_meat_weights<T>(stream, batch.rows, ws.r.data(), batch.w, tau, ws.meat_weights.data());
+    weighted_gram(ws.meat_weights.data(), ws.G.data());
+    launch_information_update<T>(stream, d(), ws.meat_current.data(), ws.G.data(), ws.meat_next.data());
+}
+
+template struct DevicePasses<float>;
+template struct DevicePasses<double>;
+
+}  // namespace rh::cuda

@@ -1,0 +1,323 @@
+// The evaluators core's drivers (core::damped_newton, core::lamm) run over
+// on the host when the CUDA engine's block solver does not serve a batch:
+// the driver decides everything (its vectors, on the host, are the truth);
+// the evaluator answers from passes on the device (device_passes.cuh), one
+// read-back per pass:
+//
+// * Newton: direction() forms the system, its Cholesky step and, in the
+//   same launches, the losses and memory at every halving of the line search
+//   that follows (one read-back: the step and the record); the halving
+//   trials are answered from it, the majorizer's doublings from one more
+//   pass. A system the Cholesky rung refuses goes down the ladder (LU, SVD)
+//   and its search is formed again.
+// * LAMM: gradient() is one pass; a trial not yet evaluated is one pass with
+//   the next kLammTrialsPerPass - 1 trials the driver would try after it
+//   (core::LammProposal forms them as the driver does), answered from the
+//   record while the driver's candidates match.
+//
+// The residual follows the driver's accepted points: a taken step or trial
+// is applied by the next scoring pass (ResidualMove); a point the driver
+// jumps to is evaluated from scratch.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "core/lamm_driver.hpp"
+#include "core/search_steps.hpp"
+#include "core/solve_rule.hpp"
+#include "device_passes.cuh"
+#include "graph_replay.cuh"
+#include "huber_kernels.cuh"
+
+namespace rh::cuda {
+
+// ||x||_2 in double, index order.
+template <class T>
+inline double host_norm(std::int64_t d, const T* x) {
+    double sum = 0.0;
+    for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(x[j]) * static_cast<double>(x[j]);
+    return std::sqrt(sum);
+}
+
+// Launches through `graph` when it is given (cuda_graphs), else directly.
+template <class Launches>
+inline void launch_through(GraphReplay* graph, cudaStream_t stream, Launches&& launches) {
+    if (graph != nullptr)
+        graph->run(stream, launches);
+    else
+        launches();
+}
+
+template <class T>
+class DeviceNewtonEvaluator {
+public:
+    DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph) : P(passes), graph_(graph) {}
+
+    double start(const T* theta) {
+        P.upload_point(theta);
+        P.point_pass();
+        P.read_record();
+        P.wait();
+        const PassRecord& record = *P.host.record.get();
+        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+    }
+
+    core::SolveRoute direction(const T* theta, T* step) {
+        P.upload_point(theta);
+        P.upload_move(pending_t_, -1);
+        pending_t_ = 0.0;
+        launch_through(graph_, P.stream, [&] {
+            P.score(true);
+            P.score_products();
+            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
+            search_launches();
+        });
+        return finish_direction(step);
+    }
+
+    // step = M^-1 g with the gradient direction() formed (amendment 0002);
+    // M's Gram Z' diag(w) Z formed once per batch.
+    core::SolveRoute majorizer_direction(const T*, T* step) {
+        if (!majorizer_gram_) {
+            P.weighted_gram(P.batch.w, P.ws.G_majorizer.data());
+            majorizer_gram_ = true;
+        }
+        launch_majorizer_matrix<T>(P.stream, P.terms, P.ws.G_majorizer.data(), P.ws.H.data(), P.system());
+        search_launches();
+        return finish_direction(step);
+    }
+
+    double trial(double t, const T*, double, const core::SearchSteps<T>& steps) {
+        if (steps.kind == core::SearchSteps<T>::Kind::doubling && !doubling_ready_) {
+            P.doubling_pass();
+            P.read_record();
+            P.wait();
+            keep(doubling_, kDoublingSteps);
+            doubling_ready_ = true;
+        }
+        const double data = data_term(t);
+        return data + along_.at(t);
+    }
+
+    // The accepted point's f: its data term and the memory part at the
+    // rounded point (as the next iteration's trials compare against it).
+    double accept(double t, const T*, double) {
+        pending_t_ = t;
+        const int k = slot(t);
+        const Slots& slots = t <= 1.0 ? halving_ : doubling_;
+        return slots.losses[k] / P.terms.weight_sum + slots.memory[k];
+    }
+
+    double norm(const T* x) const { return host_norm(P.d(), x); }
+
+    // After the driver: theta_hat on the device and the residual's last
+    // move pending for the closing pass.
+    void finish(const T* theta_hat) {
+        P.upload_point(theta_hat);
+        P.upload_move(pending_t_, -1);
+    }
+
+private:
+    struct Slots {
+        double losses[kPassPoints] = {};
+        double memory[kPassPoints] = {};
+    };
+
+    // The Cholesky rung's step from ws.H and ws.gradient, the halving pass
+    // along it, the record and the step to the host: launches only.
+    void search_launches() {
+        P.solver.cholesky_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
+                               P.ws.step.data(), P.system());
+        P.halving_pass();
+        P.read_record();
+        P.read_vector(P.ws.step.data());
+    }
+
+    // After the search launches: the wait; the ladder's next rungs when the
+    // Cholesky rung refused the system, and the search again; the step.
+    core::SolveRoute finish_direction(T* step) {
+        P.wait();
+        core::SolveRoute route = core::SolveRoute::cholesky;
+        if (!P.host.record.get()->system.step_ok) {
+            route = P.solver.fallback_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
+                                           P.ws.step.data(), P.system(), &P.host.record.get()->system, &P.syncs);
+            P.halving_pass();
+            P.read_record();
+            P.read_vector(P.ws.step.data());
+            P.wait();
+        }
+        std::memcpy(step, P.host.vector.get(), sizeof(T) * P.d());
+        keep(halving_, kLineSearchSteps);
+        along_ = P.host.record.get()->along;
+        doubling_ready_ = false;
+        return route;
+    }
+
+    void keep(Slots& slots, int count) {
+        const PassRecord& record = *P.host.record.get();
+        for (int k = 0; k < count; ++k) {
+            slots.losses[k] = record.losses[k];
+            slots.memory[k] = record.memory[k];
+        }
+    }
+
+    // The slot of t in its pass: halvings t = 2^-k, doublings u = 2^(k+1).
+    static int slot(double t) {
+        int exponent = 0;
+        std::frexp(t, &exponent);  // t = 0.5 * 2^exponent
+        return t <= 1.0 ? 1 - exponent : exponent - 2;
+    }
+
+    double data_term(double t) const {
+        const int k = slot(t);
+        const Slots& slots = t <= 1.0 ? halving_ : doubling_;
+        return slots.losses[k] / P.terms.weight_sum;
+    }
+
+    DevicePasses<T>& P;
+    GraphReplay* graph_;
+    Slots halving_, doubling_;
+    core::MemoryAlongStep along_;
+    bool doubling_ready_ = false;
+    bool majorizer_gram_ = false;
+    double pending_t_ = 0.0;  // the accepted step's t, applied by the next scoring pass
+};
+
+template <class T>
+class DeviceLammEvaluator {
+public:
+    DeviceLammEvaluator(DevicePasses<T>& passes, GraphReplay* gradient_graph, GraphReplay* trial_graph, T* current)
+        : P(passes), gradient_graph_(gradient_graph), trial_graph_(trial_graph), current_(current) {}
+
+    double start(const T* theta) { return evaluate(theta); }
+    double move_to(const T* point, const T*) { return evaluate(point); }
+
+    void gradient(const T* point, T* g) {
+        P.upload_point(point);
+        P.upload_move(0.0, pending_trial_);
+        pending_trial_ = -1;
+        launch_through(gradient_graph_, P.stream, [&] {
+            P.score(false);
+            P.score_products();
+            launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                               P.blocks(), P.ws.gradient.data());
+            P.read_vector(P.ws.gradient.data());
+        });
+        P.wait();
+        std::memcpy(g, P.host.vector.get(), sizeof(T) * P.d());
+        cached_ = 0;
+    }
+
+    double dot(const T* a, const T* b) const {
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < P.d(); ++j) sum += static_cast<double>(a[j]) * static_cast<double>(b[j]);
+        return sum;
+    }
+    double norm(const T* x) const { return host_norm(P.d(), x); }
+
+    double trial(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
+        int k = cached_slot(phi, candidate);
+        if (k < 0) {
+            evaluate_trials(candidate, change, phi, propose);
+            k = 0;
+        }
+        last_trial_ = k;
+        return losses_[k] / P.terms.weight_sum + memory_[k];
+    }
+
+    void accept() {
+        pending_trial_ = last_trial_;
+        std::memcpy(current_, candidates_ + last_trial_ * P.d(), sizeof(T) * P.d());
+        cached_ = 0;
+    }
+
+    // After the driver: the residual at theta_hat (evaluated again when the
+    // last point the driver visited was another: an extrapolated point),
+    // theta_hat on the device and the residual's last move pending for the
+    // closing pass.
+    void finish(const T* theta_hat) {
+        if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat);
+        P.upload_point(theta_hat);
+        P.upload_move(0.0, pending_trial_);
+    }
+
+private:
+    static constexpr int K = kLammTrialsPerPass;
+
+    // f at a point from its residual formed anew; the point becomes current.
+    double evaluate(const T* point) {
+        P.upload_point(point);
+        P.point_pass();
+        P.read_record();
+        P.wait();
+        pending_trial_ = -1;
+        cached_ = 0;
+        std::memcpy(current_, point, sizeof(T) * P.d());
+        const PassRecord& record = *P.host.record.get();
+        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+    }
+
+    // The pass's slot of the trial at phi when this candidate was evaluated, else -1.
+    int cached_slot(double phi, const T* candidate) const {
+        for (int k = 0; k < cached_; ++k)
+            if (phis_[k] == phi && std::memcmp(candidates_ + k * P.d(), candidate, sizeof(T) * P.d()) == 0) return k;
+        return -1;
+    }
+
+    // One pass over this trial and the K - 1 the driver would try after it
+    // if each were rejected, formed as the driver forms them.
+    void evaluate_trials(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
+        const std::int64_t d = P.d(), p = P.p();
+        T* inputs = P.host.upload.get();
+        candidates_ = inputs;  // the pinned upload holds them until the next pass
+        T* feature_changes = inputs + d * K;
+        T* intercept_changes = feature_changes + p * K;
+        double trial_phi = phi;
+        for (int k = 0; k < K; ++k) {
+            T* column = inputs + k * d;
+            const T* column_change = change;
+            if (k == 0) {
+                std::memcpy(column, candidate, sizeof(T) * d);
+            } else {
+                trial_phi = propose.next_phi(trial_phi);
+                propose(trial_phi, column, scratch_change());
+                column_change = scratch_change();
+            }
+            phis_[k] = trial_phi;
+            std::memcpy(feature_changes + k * p, column_change, sizeof(T) * p);
+            intercept_changes[k] = P.terms.intercept ? column_change[p] : T(0);
+        }
+        launch_through(trial_graph_, P.stream, [&] {
+            P.lamm_trial_pass();
+            P.read_record();
+        });
+        P.wait();
+        const PassRecord& record = *P.host.record.get();
+        for (int k = 0; k < K; ++k) {
+            losses_[k] = record.losses[k];
+            memory_[k] = record.memory[k];
+        }
+        cached_ = K;
+    }
+
+    // A change the evaluator forms for a trial ahead (d entries): the
+    // pinned vector read-back's buffer, free while no gradient is read.
+    T* scratch_change() const { return P.host.vector.get(); }
+
+    DevicePasses<T>& P;
+    GraphReplay* gradient_graph_;
+    GraphReplay* trial_graph_;
+    T* current_;                // the point the device's residual is at (host, d)
+    const T* candidates_ = nullptr;  // the last pass's trial points (d x K, pinned)
+    double phis_[K] = {};
+    double losses_[K] = {};
+    double memory_[K] = {};
+    int cached_ = 0;         // trials of the last pass still answerable
+    int last_trial_ = -1;    // the slot of the last trial answered
+    int pending_trial_ = -1; // the accepted trial's column, applied by the next scoring pass
+};
+
+}  // namespace rh::cuda

@@ -1,0 +1,78 @@
+// The solve of the batches the block solver (block_solver.cuh) does not
+// serve, or whose system its Cholesky rung refused (update.cu chooses):
+// core's own drivers on the host, core::damped_newton for penalty "none"
+// and core::lamm for "l1", over evaluators whose passes run on the device
+// (driven_evaluators.cuh), then the batch's closing. Every decision of the
+// solve (the line search, the majorizer's step, LAMM's trials and
+// acceleration, convergence) is core's; the engine supplies the passes.
+//
+// Host synchronizations: one for the starting point's f, one per Newton
+// direction (its search's trials come with it; a refused Cholesky rung and
+// the majorizer's doublings add theirs), one per LAMM gradient and one per
+// pass of kLammTrialsPerPass trials, and one at the end.
+#include <algorithm>
+
+#include "core/lamm_driver.hpp"
+#include "core/newton_driver.hpp"
+#include "core/solver_rules.hpp"
+#include "core/surrogate_terms.hpp"
+#include "cuda_engine.cuh"
+#include "driven_evaluators.cuh"
+
+namespace rh::cuda {
+
+template <class T>
+SurrogateTerms<T> CudaEngine<T>::terms(const core::SolverConfig& config, double weight_sum_after) const {
+    SurrogateTerms<T> t;
+    t.d = d_;
+    t.p = p_;
+    t.intercept = intercept_;
+    t.theta_prev = ws_.theta_current.data();
+    t.information = ws_.J_current.data();
+    t.history = ws_.history.data();
+    t.uses_history = core::uses_history(config, counters_);
+    t.history_coefficient = core::history_coefficient(counters_.weight_sum, weight_sum_after, counters_.previous_lambda);
+    t.weight_sum = weight_sum_after;
+    t.ridge = static_cast<T>(config.ridge);
+    return t;
+}
+
+template <class T>
+DevicePasses<T> CudaEngine<T>::passes(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                      const core::SolverConfig& config, double h) {
+    return DevicePasses<T>{stream_,  blas_,     solver_handle_, ws_,
+                           solver_,  exchange_, batch,          terms,
+                           static_cast<T>(config.tau), static_cast<T>(h), update_syncs_};
+}
+
+template <class T>
+typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBatch<T>& batch,
+                                                                  const SurrogateTerms<T>& terms,
+                                                                  const core::SolverConfig& config, double h,
+                                                                  double lambda_value,
+                                                                  core::UpdateDiagnostics& diagnostics) {
+    DevicePasses<T> device = passes(batch, terms, config, h);
+    T* v = driver_vectors_.data();
+    const core::DriverBuffers<T> buffers{v, v + d_, v + 2 * d_, v + 3 * d_, v + 4 * d_, v + 5 * d_};
+    core::SolverResult<T> result;
+    if (config.penalty == core::Penalty::l1) {
+        DeviceLammEvaluator<T> evaluator(device, graph(lamm_gradient_graph_), graph(lamm_trial_graph_), v + 6 * d_);
+        const T* mask = host_terms_.get();
+        result = core::lamm(evaluator, d_, host_theta_.data(), mask, lambda_value, config.max_iter, config.tol, buffers);
+        evaluator.finish(result.theta);
+    } else {
+        DeviceNewtonEvaluator<T> evaluator(device, graph(newton_graph_));
+        result = core::damped_newton(evaluator, d_, host_theta_.data(), config.max_iter, config.tol, buffers,
+                                     diagnostics);
+        evaluator.finish(result.theta);
+    }
+    device.close();
+    std::copy(result.theta, result.theta + d_, host_theta_next_.begin());
+    device.wait();  // the closing's errors surface here, before anything is committed
+    return {result.iterations, result.converged, result.reason, result.objective};
+}
+
+template class CudaEngine<float>;
+template class CudaEngine<double>;
+
+}  // namespace rh::cuda
