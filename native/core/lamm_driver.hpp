@@ -54,6 +54,9 @@ struct LammProposal {
     // The phi of the trial the driver tries next when the one at phi is
     // rejected (an evaluator that evaluates trials ahead asks here).
     RH_HOST_DEVICE static double next_phi(double phi) { return phi_after_rejection(phi); }
+    // The phi the next iteration's trials start from after a trial at phi
+    // was accepted (an evaluator that evaluates them ahead asks here).
+    RH_HOST_DEVICE static double next_iteration_phi(double phi) { return phi_after_acceptance(phi); }
 };
 
 namespace detail {

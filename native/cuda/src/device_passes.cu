@@ -4,6 +4,7 @@
 
 #include "gram_kernels.cuh"
 #include "huber_kernels.cuh"
+#include "lamm_proposals.cuh"
 #include "launch.cuh"
 #include "vendor_calls.cuh"
 
@@ -17,10 +18,16 @@ void DevicePasses<T>::upload_point(const T* point) {
 }
 
 template <class T>
-void DevicePasses<T>::upload_move(double t, int trial) {
-    *host.move.get() = ResidualMove{t, trial};
+void DevicePasses<T>::upload_inputs(const PassInputs& inputs) {
+    *host.inputs.get() = inputs;
     RH_CUDA_CHECK(
-        cudaMemcpyAsync(ws.move.data(), host.move.get(), sizeof(ResidualMove), cudaMemcpyHostToDevice, stream));
+        cudaMemcpyAsync(ws.inputs.data(), host.inputs.get(), sizeof(PassInputs), cudaMemcpyHostToDevice, stream));
+}
+
+template <class T>
+void DevicePasses<T>::upload_trials() {
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws.trial_inputs.data(), host.upload.get(),
+                                  sizeof(T) * (d() + p() + 1) * kLammTrialsPerPass, cudaMemcpyHostToDevice, stream));
 }
 
 template <class T>
@@ -33,6 +40,12 @@ template <class T>
 void DevicePasses<T>::read_vector(const T* device_vector) {
     RH_CUDA_CHECK(
         cudaMemcpyAsync(host.vector.get(), device_vector, sizeof(T) * d(), cudaMemcpyDeviceToHost, stream));
+}
+
+template <class T>
+void DevicePasses<T>::read_candidates() {
+    RH_CUDA_CHECK(cudaMemcpyAsync(host.candidates.get(), ws.trial_candidates(), sizeof(T) * d() * kLammTrialsPerPass,
+                                  cudaMemcpyDeviceToHost, stream));
 }
 
 template <class T>
@@ -57,8 +70,8 @@ void DevicePasses<T>::point_pass() {
 
 template <class T>
 void DevicePasses<T>::score(bool curvature) {
-    const ResidualMove* move = ws.move.data();
-    const ResidualAdvance<T> advance{ws.dz.data(), &move->t, ws.trial_residuals.data(), &move->trial};
+    const PassInputs* inputs = ws.inputs.data();
+    const ResidualAdvance<T> advance{ws.dz.data(), &inputs->t, ws.trial_residuals.data(), &inputs->trial};
     launch_score_rows<T>(stream, batch.rows, advance, batch.w, tau, h, ws.r.data(), ws.s.data(),
                          curvature ? ws.c.data() : nullptr, ws.partials.data());
     if (curvature) weighted_gram(ws.c.data(), ws.G.data());
@@ -100,10 +113,15 @@ void DevicePasses<T>::doubling_pass() {
 }
 
 template <class T>
+void DevicePasses<T>::propose_trials(const T* mask, double lambda_value) {
+    launch_lamm_proposals<T>(stream, d(), p(), terms.intercept, ws.theta.data(), ws.gradient.data(), mask,
+                             lambda_value, &ws.inputs.data()->phi, ws.trial_candidates(), ws.trial_feature_changes(d()),
+                             ws.trial_intercept_changes(p(), d()));
+}
+
+template <class T>
 void DevicePasses<T>::lamm_trial_pass() {
     constexpr int K = kLammTrialsPerPass;
-    RH_CUDA_CHECK(cudaMemcpyAsync(ws.trial_inputs.data(), host.upload.get(), sizeof(T) * (d() + p() + 1) * K,
-                                  cudaMemcpyHostToDevice, stream));
     vendor::rows_times_matrix(blas, static_cast<int>(batch.rows), static_cast<int>(p()), K, batch.X,
                               ws.trial_feature_changes(d()), ws.trial_products.data());
     launch_lamm_trials<T>(stream, batch.rows, K, ws.r.data(), ws.trial_products.data(),

@@ -23,11 +23,12 @@ namespace rh::cuda {
 template <class T>
 struct PassExchange {
     PassExchange(std::int64_t p, std::int64_t d)
-        : vector(d), upload((d + p + 1) * kLammTrialsPerPass) {}
+        : vector(d), upload((d + p + 1) * kLammTrialsPerPass), candidates(d * kLammTrialsPerPass) {}
     PinnedArray<PassRecord> record{1};
-    PinnedArray<ResidualMove> move{1};
-    PinnedArray<T> vector;  // a step or a gradient read back (d)
-    PinnedArray<T> upload;  // a point (d), or LAMM's trial inputs (Workspace::trial_inputs' layout)
+    PinnedArray<PassInputs> inputs{1};
+    PinnedArray<T> vector;      // a step or a gradient read back (d)
+    PinnedArray<T> upload;      // a point (d), or LAMM's trial inputs (Workspace::trial_inputs' layout)
+    PinnedArray<T> candidates;  // LAMM's trial points the device proposed, read back (d x K)
 };
 
 template <class T>
@@ -49,12 +50,17 @@ struct DevicePasses {
     PassRecord* record() const { return ws.record.data(); }
     SystemFlags* system() const { return &ws.record.data()->system; }
 
-    // The host's values to the device: a point into ws.theta, the residual's move.
+    // The host's values to the device: a point into ws.theta, the pass's
+    // inputs (the residual's move, the phi of LAMM's trials ahead), LAMM's
+    // trials as the host formed them (host.upload).
     void upload_point(const T* point);
-    void upload_move(double t, int trial);
-    // The record, a device d-vector into host.vector; the wait (counted).
+    void upload_inputs(const PassInputs& inputs);
+    void upload_trials();
+    // The record, a device d-vector into host.vector, the device's trial
+    // points into host.candidates; the wait (counted).
     void read_record();
     void read_vector(const T* device_vector);
+    void read_candidates();
     void wait();
 
     // r = y - Z point (point on the device) and the partial sums of w loss(r).
@@ -62,7 +68,7 @@ struct DevicePasses {
     // F's parts at ws.theta: the residual there (start), record.losses[0]
     // and record.memory[0].
     void point_pass();
-    // The residual moved (ws.move), then s = w score(r), and with
+    // The residual moved (ws.inputs), then s = w score(r), and with
     // `curvature` c = w kappa(r) and the Gram G of c.
     void score(bool curvature);
     // ws.product = X' s.
@@ -77,11 +83,15 @@ struct DevicePasses {
     // The losses and memory at the majorizer's doublings u = 2, 4, ...
     // (dz as the halving pass left it, the residual not yet moved).
     void doubling_pass();
-    // LAMM's trials as uploaded in host.upload (candidates, changes): their
+    // LAMM's trials from ws.theta along ws.gradient at phi, 2 phi, ...
+    // (phi: the pass inputs'), formed on the device as core::LammProposal
+    // forms them on the host, into ws.trial_inputs.
+    void propose_trials(const T* mask, double lambda_value);
+    // LAMM's trials in ws.trial_inputs (candidates, changes): their
     // residuals (ws.trial_residuals), losses and memory.
     void lamm_trial_pass();
     // J_next = J + Z' diag(w kappa(r_hat)) Z with the residual moved to
-    // r_hat (ws.move), theta_next = ws.theta.
+    // r_hat (ws.inputs), theta_next = ws.theta.
     void close();
     // meat_next = meat + Z' diag(w score(r_hat)^2) Z at theta_next.
     void close_meat();

@@ -10,13 +10,15 @@
 //   trials are answered from it, the majorizer's doublings from one more
 //   pass. A system the Cholesky rung refuses goes down the ladder (LU, SVD)
 //   and its search is formed again.
-// * LAMM: gradient() is one pass; a trial not yet evaluated is one pass with
-//   the next kLammTrialsPerPass - 1 trials the driver would try after it
-//   (core::LammProposal forms them as the driver does), answered from the
-//   record while the driver's candidates match.
+// * LAMM: gradient() forms the gradient and, in the same launches, the
+//   kLammTrialsPerPass trials the driver is expected to try next, proposed
+//   on the device (lamm_proposals.cuh, the driver's own proposal function,
+//   the same bits): one read-back per iteration while the driver's trials
+//   are those. A trial not among them is one more pass with the K - 1 the
+//   driver would try after it (formed on the host by core::LammProposal).
 //
 // The residual follows the driver's accepted points: a taken step or trial
-// is applied by the next scoring pass (ResidualMove); a point the driver
+// is applied by the next scoring pass (PassInputs); a point the driver
 // jumps to is evaluated from scratch.
 #pragma once
 
@@ -66,7 +68,7 @@ public:
 
     core::SolveRoute direction(const T* theta, T* step) {
         P.upload_point(theta);
-        P.upload_move(pending_t_, -1);
+        P.upload_inputs(PassInputs{pending_t_, -1});
         pending_t_ = 0.0;
         launch_through(graph_, P.stream, [&] {
             P.score(true);
@@ -117,7 +119,7 @@ public:
     // move pending for the closing pass.
     void finish(const T* theta_hat) {
         P.upload_point(theta_hat);
-        P.upload_move(pending_t_, -1);
+        P.upload_inputs(PassInputs{pending_t_, -1});
     }
 
 private:
@@ -189,26 +191,40 @@ private:
 template <class T>
 class DeviceLammEvaluator {
 public:
-    DeviceLammEvaluator(DevicePasses<T>& passes, GraphReplay* gradient_graph, GraphReplay* trial_graph, T* current)
-        : P(passes), gradient_graph_(gradient_graph), trial_graph_(trial_graph), current_(current) {}
+    DeviceLammEvaluator(DevicePasses<T>& passes, double lambda_value, GraphReplay* gradient_graph,
+                        GraphReplay* trial_graph, T* current)
+        : P(passes),
+          lambda_value_(lambda_value),
+          gradient_graph_(gradient_graph),
+          trial_graph_(trial_graph),
+          current_(current) {}
 
     double start(const T* theta) { return evaluate(theta); }
     double move_to(const T* point, const T*) { return evaluate(point); }
 
+    // The gradient at the current point and, in the same launches, the
+    // trials the driver is expected to try from it (at the phi it will
+    // start from: after an accepted trial, core::LammProposal's
+    // next_iteration_phi of its phi; else the last trial's phi), their
+    // points read back to be matched against the driver's.
     void gradient(const T* point, T* g) {
         P.upload_point(point);
-        P.upload_move(0.0, pending_trial_);
+        P.upload_inputs(PassInputs{0.0, pending_trial_, expected_phi_});
         pending_trial_ = -1;
         launch_through(gradient_graph_, P.stream, [&] {
             P.score(false);
             P.score_products();
             launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
                                P.blocks(), P.ws.gradient.data());
+            P.propose_trials(P.ws.mask.data(), lambda_value_);
+            P.lamm_trial_pass();
+            P.read_record();
             P.read_vector(P.ws.gradient.data());
+            P.read_candidates();
         });
         P.wait();
         std::memcpy(g, P.host.vector.get(), sizeof(T) * P.d());
-        cached_ = 0;
+        keep_trials(P.host.candidates.get(), expected_phi_);
     }
 
     double dot(const T* a, const T* b) const {
@@ -225,11 +241,13 @@ public:
             k = 0;
         }
         last_trial_ = k;
+        expected_phi_ = phis_[k];  // a restart keeps the phi of the trial it refused
         return losses_[k] / P.terms.weight_sum + memory_[k];
     }
 
     void accept() {
         pending_trial_ = last_trial_;
+        expected_phi_ = core::LammProposal<T>::next_iteration_phi(phis_[last_trial_]);
         std::memcpy(current_, candidates_ + last_trial_ * P.d(), sizeof(T) * P.d());
         cached_ = 0;
     }
@@ -241,7 +259,7 @@ public:
     void finish(const T* theta_hat) {
         if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat);
         P.upload_point(theta_hat);
-        P.upload_move(0.0, pending_trial_);
+        P.upload_inputs(PassInputs{0.0, pending_trial_});
     }
 
 private:
@@ -267,12 +285,24 @@ private:
         return -1;
     }
 
+    // The last pass's trials (points, phi from `phi` on), losses and memory.
+    void keep_trials(const T* candidates, double phi) {
+        const PassRecord& record = *P.host.record.get();
+        candidates_ = candidates;
+        for (int k = 0; k < K; ++k) {
+            phis_[k] = phi;
+            phi = core::LammProposal<T>::next_phi(phi);
+            losses_[k] = record.losses[k];
+            memory_[k] = record.memory[k];
+        }
+        cached_ = K;
+    }
+
     // One pass over this trial and the K - 1 the driver would try after it
-    // if each were rejected, formed as the driver forms them.
+    // if each were rejected, formed on the host as the driver forms them.
     void evaluate_trials(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
         const std::int64_t d = P.d(), p = P.p();
         T* inputs = P.host.upload.get();
-        candidates_ = inputs;  // the pinned upload holds them until the next pass
         T* feature_changes = inputs + d * K;
         T* intercept_changes = feature_changes + p * K;
         double trial_phi = phi;
@@ -286,21 +316,16 @@ private:
                 propose(trial_phi, column, scratch_change());
                 column_change = scratch_change();
             }
-            phis_[k] = trial_phi;
             std::memcpy(feature_changes + k * p, column_change, sizeof(T) * p);
             intercept_changes[k] = P.terms.intercept ? column_change[p] : T(0);
         }
         launch_through(trial_graph_, P.stream, [&] {
+            P.upload_trials();
             P.lamm_trial_pass();
             P.read_record();
         });
         P.wait();
-        const PassRecord& record = *P.host.record.get();
-        for (int k = 0; k < K; ++k) {
-            losses_[k] = record.losses[k];
-            memory_[k] = record.memory[k];
-        }
-        cached_ = K;
+        keep_trials(inputs, phi);  // the pinned upload holds the points until the next pass
     }
 
     // A change the evaluator forms for a trial ahead (d entries): the
@@ -308,16 +333,18 @@ private:
     T* scratch_change() const { return P.host.vector.get(); }
 
     DevicePasses<T>& P;
+    double lambda_value_;
     GraphReplay* gradient_graph_;
     GraphReplay* trial_graph_;
-    T* current_;                // the point the device's residual is at (host, d)
-    const T* candidates_ = nullptr;  // the last pass's trial points (d x K, pinned)
+    T* current_;                      // the point the device's residual is at (host, d)
+    const T* candidates_ = nullptr;   // the last pass's trial points (d x K, pinned)
     double phis_[K] = {};
     double losses_[K] = {};
     double memory_[K] = {};
-    int cached_ = 0;         // trials of the last pass still answerable
-    int last_trial_ = -1;    // the slot of the last trial answered
-    int pending_trial_ = -1; // the accepted trial's column, applied by the next scoring pass
+    int cached_ = 0;          // trials of the last pass still answerable
+    int last_trial_ = -1;     // the slot of the last trial answered
+    int pending_trial_ = -1;  // the accepted trial's column, applied by the next scoring pass
+    double expected_phi_ = core::kInitialPhi;  // the phi the driver's next trials start from
 };
 
 }  // namespace rh::cuda

@@ -8,8 +8,9 @@
 //
 // Host synchronizations: one for the starting point's f, one per Newton
 // direction (its search's trials come with it; a refused Cholesky rung and
-// the majorizer's doublings add theirs), one per LAMM gradient and one per
-// pass of kLammTrialsPerPass trials, and one at the end.
+// the majorizer's doublings add theirs), one per LAMM iteration (its
+// gradient and its first kLammTrialsPerPass trials) and one per further
+// pass of trials, and one at the end.
 #include <algorithm>
 
 #include "core/lamm_driver.hpp"
@@ -56,7 +57,8 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
     const core::DriverBuffers<T> buffers{v, v + d_, v + 2 * d_, v + 3 * d_, v + 4 * d_, v + 5 * d_};
     core::SolverResult<T> result;
     if (config.penalty == core::Penalty::l1) {
-        DeviceLammEvaluator<T> evaluator(device, graph(lamm_gradient_graph_), graph(lamm_trial_graph_), v + 6 * d_);
+        DeviceLammEvaluator<T> evaluator(device, lambda_value, graph(lamm_gradient_graph_), graph(lamm_trial_graph_),
+                                         v + 6 * d_);
         const T* mask = host_terms_.get();
         result = core::lamm(evaluator, d_, host_theta_.data(), mask, lambda_value, config.max_iter, config.tol, buffers);
         evaluator.finish(result.theta);

@@ -32,13 +32,15 @@ enum BatchCheckSum : int {
     kBatchCheckSums
 };
 
-// The move of the residual the host's driver decided, in device memory
-// (uploaded before the pass that applies it): Newton's accepted step
+// What the host's driver decided that a pass needs, in device memory
+// (uploaded before the pass): the residual's move, Newton's accepted step
 // (r += t dz; t = 0: no move) or LAMM's accepted trial (r = column `trial`
-// of the trials' residuals; -1: none).
-struct ResidualMove {
+// of the trials' residuals; -1: none), and the phi of the first LAMM trial
+// the pass evaluates ahead.
+struct PassInputs {
     double t = 0.0;
     int trial = -1;
+    double phi = 1.0;
 };
 
 // How the residual moves before it is scored (the move read on the device).

@@ -41,7 +41,7 @@ struct Workspace {
     // move of the residual the host decided (applied by the next scoring).
     DeviceArray<double> partials, sums, gram_partials;
     DeviceArray<PassRecord> record;
-    DeviceArray<ResidualMove> move;
+    DeviceArray<PassInputs> inputs;
     // The block solver's (block_solver.cuh; only where d fits it): per block
     // the matrices, vectors, score sums and flags; the partial sums; its outcome.
     DeviceArray<T> block_matrices, block_vectors;
