@@ -2,7 +2,7 @@
 so CI, which has no GPU, runs the native_cuda backend's Python layer: its
 state bookkeeping, uploads, rollback and error translation.
 
-The stand-in keeps the engine's state semantics (native/cuda/src/pipeline.cu
+The stand-in keeps the engine's state semantics (native/cuda/src/host_driven_solve.cu
 and cuda_engine.cu): the state lives in the engine; an update checks X, y and
 the weights first, stages its result and commits it only on success; the
 commit keeps the replaced state until the next update or restore begins, and

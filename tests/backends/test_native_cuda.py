@@ -90,18 +90,29 @@ def test_device_names_are_parsed():
 gpu = pytest.mark.gpu
 
 
+# Both of the engine's solve paths (issue 25): "auto" gives the block
+# solver (core's drivers on the device) the small batches these cases hold;
+# "pipeline" makes every batch take core's drivers on the host over the
+# device's passes, the path of the larger batches.
+SOLVER_PATHS = ["auto", "pipeline"]
+
+
 @gpu
+@pytest.mark.parametrize("solver", SOLVER_PATHS)
 @pytest.mark.parametrize("case", load_cases(PROJECT_CORPUS) + load_cases(EXTERNAL_CORPUS), ids=lambda c: c["id"])
-def test_golden_corpora_replay(case):
+def test_golden_corpora_replay(case, solver, monkeypatch):
+    monkeypatch.setenv("RH_CUDA_SOLVER", solver)
     replay_case(case, "native_cuda", oracle=False, own_rounding=True)
 
 
 @gpu
+@pytest.mark.parametrize("solver", SOLVER_PATHS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("penalty", ["none", "l1"])
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed):
+def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed, solver, monkeypatch):
+    monkeypatch.setenv("RH_CUDA_SOLVER", solver)
     backend = adapter.NativeCudaBackend(dtype)
 
     def routes(where):

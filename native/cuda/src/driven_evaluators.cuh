@@ -58,17 +58,15 @@ public:
     DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph) : P(passes), graph_(graph) {}
 
     double start(const T* theta) {
-        P.upload_point(theta);
+        P.send_point(theta);
         P.point_pass();
-        P.read_record();
         P.wait();
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         return record.losses[0] / P.terms.weight_sum + record.memory[0];
     }
 
     core::SolveRoute direction(const T* theta, T* step) {
-        P.upload_point(theta);
-        P.upload_inputs(PassInputs{pending_t_, -1});
+        P.send(theta, PassInputs{pending_t_, -1});
         pending_t_ = 0.0;
         launch_through(graph_, P.stream, [&] {
             P.score(true);
@@ -95,7 +93,6 @@ public:
     double trial(double t, const T*, double, const core::SearchSteps<T>& steps) {
         if (steps.kind == core::SearchSteps<T>::Kind::doubling && !doubling_ready_) {
             P.doubling_pass();
-            P.read_record();
             P.wait();
             keep(doubling_, kDoublingSteps);
             doubling_ready_ = true;
@@ -117,10 +114,7 @@ public:
 
     // After the driver: theta_hat on the device and the residual's last
     // move pending for the closing pass.
-    void finish(const T* theta_hat) {
-        P.upload_point(theta_hat);
-        P.upload_inputs(PassInputs{pending_t_, -1});
-    }
+    void finish(const T* theta_hat) { P.send(theta_hat, PassInputs{pending_t_, -1}); }
 
 private:
     struct Slots {
@@ -134,8 +128,7 @@ private:
         P.solver.cholesky_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
                                P.ws.step.data(), P.system());
         P.halving_pass();
-        P.read_record();
-        P.read_vector(P.ws.step.data());
+        P.publish(true, P.ws.step.data());
     }
 
     // After the search launches: the wait; the ladder's next rungs when the
@@ -143,23 +136,22 @@ private:
     core::SolveRoute finish_direction(T* step) {
         P.wait();
         core::SolveRoute route = core::SolveRoute::cholesky;
-        if (!P.host.record.get()->system.step_ok) {
+        if (!P.host.record()->system.step_ok) {
             route = P.solver.fallback_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
-                                           P.ws.step.data(), P.system(), &P.host.record.get()->system, &P.syncs);
+                                           P.ws.step.data(), P.system(), &P.host.record()->system, &P.syncs);
             P.halving_pass();
-            P.read_record();
-            P.read_vector(P.ws.step.data());
+            P.publish(false, P.ws.step.data());
             P.wait();
         }
-        std::memcpy(step, P.host.vector.get(), sizeof(T) * P.d());
+        std::memcpy(step, P.host.vector(), sizeof(T) * P.d());
         keep(halving_, kLineSearchSteps);
-        along_ = P.host.record.get()->along;
+        along_ = P.host.record()->along;
         doubling_ready_ = false;
         return route;
     }
 
     void keep(Slots& slots, int count) {
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         for (int k = 0; k < count; ++k) {
             slots.losses[k] = record.losses[k];
             slots.memory[k] = record.memory[k];
@@ -208,8 +200,7 @@ public:
     // next_iteration_phi of its phi; else the last trial's phi), their
     // points read back to be matched against the driver's.
     void gradient(const T* point, T* g) {
-        P.upload_point(point);
-        P.upload_inputs(PassInputs{0.0, pending_trial_, expected_phi_});
+        P.send(point, PassInputs{0.0, pending_trial_, expected_phi_});
         pending_trial_ = -1;
         launch_through(gradient_graph_, P.stream, [&] {
             P.score(false);
@@ -218,13 +209,11 @@ public:
                                P.blocks(), P.ws.gradient.data());
             P.propose_trials(P.ws.mask.data(), lambda_value_);
             P.lamm_trial_pass();
-            P.read_record();
-            P.read_vector(P.ws.gradient.data());
-            P.read_candidates();
+            P.publish(false, P.ws.gradient.data(), P.ws.trial_candidates(), P.d() * K);
         });
         P.wait();
-        std::memcpy(g, P.host.vector.get(), sizeof(T) * P.d());
-        keep_trials(P.host.candidates.get(), expected_phi_);
+        std::memcpy(g, P.host.vector(), sizeof(T) * P.d());
+        keep_trials(P.host.candidates(), expected_phi_);
     }
 
     double dot(const T* a, const T* b) const {
@@ -258,8 +247,7 @@ public:
     // closing pass.
     void finish(const T* theta_hat) {
         if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat);
-        P.upload_point(theta_hat);
-        P.upload_inputs(PassInputs{0.0, pending_trial_});
+        P.send(theta_hat, PassInputs{0.0, pending_trial_});
     }
 
 private:
@@ -267,14 +255,13 @@ private:
 
     // f at a point from its residual formed anew; the point becomes current.
     double evaluate(const T* point) {
-        P.upload_point(point);
+        P.send_point(point);
         P.point_pass();
-        P.read_record();
         P.wait();
         pending_trial_ = -1;
         cached_ = 0;
         std::memcpy(current_, point, sizeof(T) * P.d());
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         return record.losses[0] / P.terms.weight_sum + record.memory[0];
     }
 
@@ -287,7 +274,7 @@ private:
 
     // The last pass's trials (points, phi from `phi` on), losses and memory.
     void keep_trials(const T* candidates, double phi) {
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         candidates_ = candidates;
         for (int k = 0; k < K; ++k) {
             phis_[k] = phi;
@@ -302,7 +289,7 @@ private:
     // if each were rejected, formed on the host as the driver forms them.
     void evaluate_trials(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
         const std::int64_t d = P.d(), p = P.p();
-        T* inputs = P.host.upload.get();
+        T* inputs = P.host.upload();
         T* feature_changes = inputs + d * K;
         T* intercept_changes = feature_changes + p * K;
         double trial_phi = phi;
@@ -320,9 +307,8 @@ private:
             intercept_changes[k] = P.terms.intercept ? column_change[p] : T(0);
         }
         launch_through(trial_graph_, P.stream, [&] {
-            P.upload_trials();
+            P.send_trials();
             P.lamm_trial_pass();
-            P.read_record();
         });
         P.wait();
         keep_trials(inputs, phi);  // the pinned upload holds the points until the next pass
@@ -330,7 +316,7 @@ private:
 
     // A change the evaluator forms for a trial ahead (d entries): the
     // pinned vector read-back's buffer, free while no gradient is read.
-    T* scratch_change() const { return P.host.vector.get(); }
+    T* scratch_change() const { return P.host.vector(); }
 
     DevicePasses<T>& P;
     double lambda_value_;
