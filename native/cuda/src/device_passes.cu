@@ -18,12 +18,6 @@ void DevicePasses<T>::send(const T* point, const PassInputs& inputs) {
 }
 
 template <class T>
-void DevicePasses<T>::send_point(const T* point) {
-    std::memcpy(host.upload(), point, sizeof(T) * d());
-    launch_receive<T>(stream, nullptr, nullptr, d(), host.upload(), ws.theta.data());
-}
-
-template <class T>
 void DevicePasses<T>::send_trials() {
     launch_receive<T>(stream, nullptr, nullptr, host.upload_count(), host.upload(), ws.trial_inputs.data());
 }
@@ -50,7 +44,8 @@ void DevicePasses<T>::start(const T* point) {
 template <class T>
 void DevicePasses<T>::point_pass() {
     start(ws.theta.data());
-    launch_point_memory<T>(stream, terms, ws.theta.data(), 1, PassLosses{ws.partials.data(), blocks(), 1}, record());
+    launch_point_memory<T>(stream, terms, ws.theta.data(), 1, PassLosses{ws.partials.data(), blocks(), 1},
+                           &record()->point_loss, &record()->point_memory);
 }
 
 template <class T>
@@ -111,7 +106,7 @@ void DevicePasses<T>::lamm_trial_pass() {
                           terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr, batch.w, tau,
                           ws.trial_residuals.data(), ws.partials.data());
     launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, PassLosses{ws.partials.data(), blocks(), K},
-                           record());
+                           record()->losses, record()->memory);
 }
 
 template <class T>

@@ -74,7 +74,6 @@ struct DevicePasses {
     // inputs (the residual's move, the phi of LAMM's trials ahead), read by
     // one kernel; LAMM's trials as the host formed them (host.upload()).
     void send(const T* point, const PassInputs& inputs);
-    void send_point(const T* point);
     void send_trials();
     // What the host reads after a pass: the system's flags (with
     // `system_flags`), a device d-vector into host.vector() and n2 values
@@ -84,8 +83,8 @@ struct DevicePasses {
 
     // r = y - Z point (point on the device) and the partial sums of w loss(r).
     void start(const T* point);
-    // F's parts at ws.theta: the residual there (start), record.losses[0]
-    // and record.memory[0].
+    // F's parts at ws.theta: the residual there (start), record.point_loss
+    // and record.point_memory.
     void point_pass();
     // The residual moved (ws.inputs), then s = w score(r), and with
     // `curvature` c = w kappa(r) and the Gram G of c.

@@ -55,26 +55,33 @@ inline void launch_through(GraphReplay* graph, cudaStream_t stream, Launches&& l
 template <class T>
 class DeviceNewtonEvaluator {
 public:
-    DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph) : P(passes), graph_(graph) {}
+    // `launched_at`: d entries the evaluator keeps the point of a direction
+    // launched ahead in.
+    DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph, T* launched_at)
+        : P(passes), graph_(graph), launched_at_(launched_at) {}
 
+    // f at the starting point and, in the same launches, the direction there
+    // (the driver's next call): one read-back for both.
     double start(const T* theta) {
-        P.send_point(theta);
+        P.send(theta, PassInputs{0.0, -1});
         P.point_pass();
+        direction_launches();
         P.wait();
+        std::memcpy(launched_at_, theta, sizeof(T) * P.d());
+        ahead_ = true;
         const PassRecord& record = *P.host.record();
-        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+        return record.point_loss / P.terms.weight_sum + record.point_memory;
     }
 
     core::SolveRoute direction(const T* theta, T* step) {
-        P.send(theta, PassInputs{pending_t_, -1});
+        const bool launched = ahead_ && std::memcmp(launched_at_, theta, sizeof(T) * P.d()) == 0;
+        ahead_ = false;
+        if (!launched) {
+            P.send(theta, PassInputs{pending_t_, -1});
+            direction_launches();
+            P.wait();
+        }
         pending_t_ = 0.0;
-        launch_through(graph_, P.stream, [&] {
-            P.score(true);
-            P.score_products();
-            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
-            search_launches();
-        });
         return finish_direction(step);
     }
 
@@ -87,6 +94,7 @@ public:
         }
         launch_majorizer_matrix<T>(P.stream, P.terms, P.ws.G_majorizer.data(), P.ws.H.data(), P.system());
         search_launches();
+        P.wait();
         return finish_direction(step);
     }
 
@@ -122,6 +130,18 @@ private:
         double memory[kPassPoints] = {};
     };
 
+    // The residual moved and scored, the Gram, the gradient and the system,
+    // then search_launches(): one graph when cuda_graphs is on.
+    void direction_launches() {
+        launch_through(graph_, P.stream, [&] {
+            P.score(true);
+            P.score_products();
+            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
+            search_launches();
+        });
+    }
+
     // The Cholesky rung's step from ws.H and ws.gradient, the halving pass
     // along it, the record and the step to the host: launches only.
     void search_launches() {
@@ -131,10 +151,9 @@ private:
         P.publish(true, P.ws.step.data());
     }
 
-    // After the search launches: the wait; the ladder's next rungs when the
-    // Cholesky rung refused the system, and the search again; the step.
+    // After the search launches and their wait: the ladder's next rungs when
+    // the Cholesky rung refused the system, and the search again; the step.
     core::SolveRoute finish_direction(T* step) {
-        P.wait();
         core::SolveRoute route = core::SolveRoute::cholesky;
         if (!P.host.record()->system.step_ok) {
             route = P.solver.fallback_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
@@ -173,6 +192,8 @@ private:
 
     DevicePasses<T>& P;
     GraphReplay* graph_;
+    T* launched_at_;
+    bool ahead_ = false;  // a direction was launched at launched_at_ with the starting point
     Slots halving_, doubling_;
     core::MemoryAlongStep along_;
     bool doubling_ready_ = false;
@@ -191,8 +212,11 @@ public:
           trial_graph_(trial_graph),
           current_(current) {}
 
-    double start(const T* theta) { return evaluate(theta); }
-    double move_to(const T* point, const T*) { return evaluate(point); }
+    // f at the starting point, or at a point the driver jumps to, and, in
+    // the same launches, the gradient there with its trials (the driver's
+    // next call): one read-back for both.
+    double start(const T* theta) { return evaluate(theta, true); }
+    double move_to(const T* point, const T*) { return evaluate(point, true); }
 
     // The gradient at the current point and, in the same launches, the
     // trials the driver is expected to try from it (at the phi it will
@@ -200,20 +224,16 @@ public:
     // next_iteration_phi of its phi; else the last trial's phi), their
     // points read back to be matched against the driver's.
     void gradient(const T* point, T* g) {
-        P.send(point, PassInputs{0.0, pending_trial_, expected_phi_});
+        const bool launched = ahead_ && std::memcmp(current_, point, sizeof(T) * P.d()) == 0;
+        ahead_ = false;
+        if (!launched) {
+            P.send(point, PassInputs{0.0, pending_trial_, expected_phi_});
+            gradient_launches();
+            P.wait();
+        }
         pending_trial_ = -1;
-        launch_through(gradient_graph_, P.stream, [&] {
-            P.score(false);
-            P.score_products();
-            launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                               P.blocks(), P.ws.gradient.data());
-            P.propose_trials(P.ws.mask.data(), lambda_value_);
-            P.lamm_trial_pass();
-            P.publish(false, P.ws.gradient.data(), P.ws.trial_candidates(), P.d() * K);
-        });
-        P.wait();
         std::memcpy(g, P.host.vector(), sizeof(T) * P.d());
-        keep_trials(P.host.candidates(), expected_phi_);
+        keep_trials(P.host.candidates(), launched_phi_);
     }
 
     double dot(const T* a, const T* b) const {
@@ -246,23 +266,42 @@ public:
     // theta_hat on the device and the residual's last move pending for the
     // closing pass.
     void finish(const T* theta_hat) {
-        if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat);
+        if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat, false);
         P.send(theta_hat, PassInputs{0.0, pending_trial_});
     }
 
 private:
     static constexpr int K = kLammTrialsPerPass;
 
-    // f at a point from its residual formed anew; the point becomes current.
-    double evaluate(const T* point) {
-        P.send_point(point);
+    // f at a point from its residual formed anew (with `ahead`, the
+    // gradient there too); the point becomes current.
+    double evaluate(const T* point, bool ahead) {
+        P.send(point, PassInputs{0.0, -1, expected_phi_});
         P.point_pass();
+        if (ahead) gradient_launches();
         P.wait();
+        ahead_ = ahead;
         pending_trial_ = -1;
         cached_ = 0;
         std::memcpy(current_, point, sizeof(T) * P.d());
         const PassRecord& record = *P.host.record();
-        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+        return record.point_loss / P.terms.weight_sum + record.point_memory;
+    }
+
+    // The residual moved and scored, the gradient, the trials at
+    // expected_phi_, 2 expected_phi_, ... proposed on the device, their pass,
+    // and what the host reads: one graph when cuda_graphs is on.
+    void gradient_launches() {
+        launched_phi_ = expected_phi_;
+        launch_through(gradient_graph_, P.stream, [&] {
+            P.score(false);
+            P.score_products();
+            launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                               P.blocks(), P.ws.gradient.data());
+            P.propose_trials(P.ws.mask.data(), lambda_value_);
+            P.lamm_trial_pass();
+            P.publish(false, P.ws.gradient.data(), P.ws.trial_candidates(), P.d() * K);
+        });
     }
 
     // The pass's slot of the trial at phi when this candidate was evaluated, else -1.
@@ -331,6 +370,8 @@ private:
     int last_trial_ = -1;     // the slot of the last trial answered
     int pending_trial_ = -1;  // the accepted trial's column, applied by the next scoring pass
     double expected_phi_ = core::kInitialPhi;  // the phi the driver's next trials start from
+    double launched_phi_ = core::kInitialPhi;  // the phi the last gradient pass's trials started from
+    bool ahead_ = false;  // the gradient at current_ was launched with its point's pass
 };
 
 }  // namespace rh::cuda

@@ -84,11 +84,12 @@ __global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, co
 }
 
 template <class T>
-__global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassLosses losses, PassRecord* record) {
+__global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassLosses losses, double* losses_out,
+                                    double* memory_out) {
     const int k = blockIdx.x;
-    if (threadIdx.x == 0) record->losses[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
-    const double memory = memory_value(terms, points + static_cast<std::int64_t>(blockIdx.x) * terms.d);
-    if (threadIdx.x == 0) record->memory[blockIdx.x] = memory;
+    if (threadIdx.x == 0) losses_out[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
+    const double memory = memory_value(terms, points + static_cast<std::int64_t>(k) * terms.d);
+    if (threadIdx.x == 0) memory_out[k] = memory;
 }
 
 template <class T>
@@ -153,8 +154,8 @@ void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, c
 
 template <class T>
 void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
-                         const PassLosses& losses, PassRecord* record) {
-    point_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, points, losses, record);
+                         const PassLosses& losses, double* losses_out, double* memory_out) {
+    point_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, points, losses, losses_out, memory_out);
     RH_CUDA_LAUNCHED();
 }
 
@@ -188,7 +189,7 @@ void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, 
     template void launch_search_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, double, int, \
                                           int, T*, const PassLosses&, PassRecord*);                                \
     template void launch_point_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, int, const PassLosses&, \
-                                         PassRecord*);                                                             \
+                                         double*, double*);                                                        \
     template void launch_publish<T>(cudaStream_t, const SystemFlags*, PassRecord*, std::int64_t, const T*, T*,     \
                                     std::int64_t, const T*, T*);                                                   \
     template void launch_receive<T>(cudaStream_t, const PassInputs*, PassInputs*, std::int64_t, const T*, T*);     \

@@ -56,6 +56,8 @@ struct PassRecord {
     double memory[kPassPoints];
     core::MemoryAlongStep along;
     SystemFlags system;
+    double point_loss;    // a point's pass (the start, a point the driver jumps to),
+    double point_memory;  // kept apart from the trials a pass launched after it evaluates
 };
 
 // g = grad f(theta) (d) and H = (G + J)/N + ridge I (column-major, full;
@@ -101,10 +103,11 @@ void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, c
                           PassRecord* record);
 
 // The memory part of f at `count` points (d x count, column-major) and
-// their losses into record. One block per point.
+// their losses into memory_out and losses_out (the host's pinned record's
+// fields, say). One block per point.
 template <class T>
 void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
-                         const PassLosses& losses, PassRecord* record);
+                         const PassLosses& losses, double* losses_out, double* memory_out);
 
 // What the host reads after a pass, written into its pinned memory by the
 // device (no copy engine: a kernel): the system's flags into
