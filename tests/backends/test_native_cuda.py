@@ -317,6 +317,25 @@ def test_diagnostics_report_host_synchronizations(monkeypatch):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_lamm_on_the_host_reads_back_once_per_iteration(monkeypatch, dtype):
+    # core::lamm on the host (issue 25): each gradient's launches carry the
+    # trials the driver will try, proposed on the device; they answer the
+    # driver only when its candidates equal the device's bit for bit. Were
+    # they never equal, every iteration would cost two read-backs (the
+    # gradient, then a pass of trials): 2 * iterations + 2 at least.
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    X, y = linear(4096, 40)
+    backend = adapter.NativeCudaBackend(dtype)
+    _, diagnostics = backend.update(RenewableHuberState.empty(40, True), X.astype(dtype), y.astype(dtype), None,
+                                    config(penalty="l1", tol=1e-6))
+    native = backend.last_native_diagnostics
+    print(f"{dtype}: {diagnostics.iterations} LAMM iterations, {native.host_syncs} synchronizations")
+    assert native.solver_path == "pipeline" and diagnostics.iterations >= 3
+    assert native.host_syncs < 2 * diagnostics.iterations + 2
+
+
+@gpu
 def test_a_pickled_model_resumes_on_the_gpu():
     import pickle
 
