@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|tests|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -81,6 +81,26 @@ build_cpu() {
   $PY -m pip install -q --no-index --no-deps .whl/scipy_openblas32-*.whl
   CMAKE_BUILD_PARALLEL_LEVEL=16 $PY -m pip install -q --no-index --no-deps --no-build-isolation ./native/python-cpu
   $PY -c "import _renewable_huber_native_cpu as m; print('native_cpu', m.blas_threads(), m.isa_level())"
+}
+
+# The CUDA engine alone, and its own GPU tests (the engine's changes when
+# device time is short: no CPU engine, no reference backends on CuPy/PyTorch).
+build_cuda() {
+  set -e
+  rm -rf "$CUDA_WHEELS"
+  build_cuda_wheel
+  $PY -m pip install -q --no-index --no-deps --force-reinstall "$CUDA_WHEELS"/renewable_huber_native_cuda-*.whl
+  $PY -c "import _renewable_huber_native_cuda as m; print(m.runtime_info(), m.device_info(0))"
+}
+tests_cuda() {
+  $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
+    tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
+    tests/backends/test_native_cuda_block_solver.py tests/test_failure_contract.py tests/test_inference.py \
+    tests/test_partial_fit_batches.py -k "cuda or Cuda" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
+  local rc=$?
+  $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
+    --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
+  return $rc
 }
 
 tests() {
