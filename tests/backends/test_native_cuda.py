@@ -323,7 +323,8 @@ def test_lamm_on_the_host_reads_back_once_per_iteration(monkeypatch, dtype):
     # trials the driver will try, proposed on the device; they answer the
     # driver only when its candidates equal the device's bit for bit. Were
     # they never equal, every iteration would cost two read-backs (the
-    # gradient, then a pass of trials): 2 * iterations + 2 at least.
+    # gradient, then a pass of trials) besides the batch's checks, the
+    # starting point and the end: 2 * iterations + 3 at least.
     monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
     X, y = linear(4096, 40)
     backend = adapter.NativeCudaBackend(dtype)
@@ -332,7 +333,7 @@ def test_lamm_on_the_host_reads_back_once_per_iteration(monkeypatch, dtype):
     native = backend.last_native_diagnostics
     print(f"{dtype}: {diagnostics.iterations} LAMM iterations, {native.host_syncs} synchronizations")
     assert native.solver_path == "pipeline" and diagnostics.iterations >= 3
-    assert native.host_syncs < 2 * diagnostics.iterations + 2
+    assert native.host_syncs < 2 * diagnostics.iterations + 3
 
 
 @gpu

@@ -16,7 +16,7 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
     grow(sums, device, kBatchCheckSums);
     if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
-    grow(system, device, 1);
+    grow(record, device, 1);
     grow(inputs, device, 1);
     if (block_solver_fits(d)) {
         grow(block_matrices, device, block_solver_matrices(d));
@@ -56,7 +56,7 @@ void Workspace<T>::reserve_meat(int device, std::int64_t n, std::int64_t d) {
 
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
-    std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + system.bytes() + inputs.bytes() +
+    std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + record.bytes() + inputs.bytes() +
                          outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,

@@ -37,10 +37,10 @@ struct Workspace {
     // Amendment 0002's majorizer: the Gram with the row weights (formed once
     // per batch, on first need).
     DeviceArray<T> G_majorizer;
-    // The reductions' partials; the system's flags; what the host's driver
-    // hands a pass (the residual's move, the phi of LAMM's trials ahead).
+    // The reductions' partials; what a pass gives back (its record) and the
+    // move of the residual the host decided (applied by the next scoring).
     DeviceArray<double> partials, sums, gram_partials;
-    DeviceArray<SystemFlags> system;
+    DeviceArray<PassRecord> record;
     DeviceArray<PassInputs> inputs;
     // The block solver's (block_solver.cuh; only where d fits it): per block
     // the matrices, vectors, score sums and flags; the partial sums; its outcome.
