@@ -106,8 +106,8 @@ public:
         fast::gradient(P, C, theta, ws.weighted_score.data(), sums.score_sum, g);
     }
 
-    double dot(const T* a, const T* b) const { return fast::dot(P.d, a, b); }
-    double norm(const T* x) const { return double_norm(P.d, x); }
+    double dot(const T* a, const T* b) const { return core::index_order_dot(P.d, a, b); }
+    double norm(const T* x) const { return core::index_order_norm(P.d, x); }
 
     double trial(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
         FastBuffers<T>& ws = C.ws;

@@ -8,25 +8,12 @@
 #include <cstdint>
 
 #include "core/memory_along_step.hpp"
+#include "core/vector_sums.hpp"
 #include "cpu/fast/problem.hpp"
 #include "cpu/fast/row_passes.hpp"
 #include "cpu/platform/blas_provider.hpp"
 
 namespace rh::cpu::fast {
-
-// a' b, summed in double in index order.
-template <class T>
-double dot(std::int64_t d, const T* a, const T* b) {
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-    return sum;
-}
-
-// ||x||_2 = sqrt(dot(x, x)) in double: the fast path's norm.
-template <class T>
-double double_norm(std::int64_t d, const T* x) {
-    return std::sqrt(dot(d, x, x));
-}
 
 // out = J v for the d x d information matrix. Below kSmallInformation
 // columns an inline loop: a library GEMV call costs more than the 17 x 17
@@ -63,8 +50,8 @@ template <class T>
 double memory_value(const Problem<T>& P, Context<T>& C, const T* theta) {
     shift_and_information(P, C, theta);
     const T* shift = C.ws.shift.data();
-    double value = 0.5 * dot(P.d, shift, C.ws.scratch.data()) / P.weight_sum;
-    if (P.uses_history) value -= P.history_coefficient * dot(P.d, shift, P.history_direction);
+    double value = 0.5 * core::index_order_dot(P.d, shift, C.ws.scratch.data()) / P.weight_sum;
+    if (P.uses_history) value -= P.history_coefficient * core::index_order_dot(P.d, shift, P.history_direction);
     return value;
 }
 
@@ -119,14 +106,14 @@ core::MemoryAlongStep memory_along_step(const Problem<T>& P, Context<T>& C, cons
     T* scratch = C.ws.scratch.data();
     core::MemoryAlongStep m;
     shift_and_information(P, C, theta);  // J D0
-    m.a = dot(d, shift, scratch);
-    m.b1 = dot(d, step, scratch);
+    m.a = core::index_order_dot(d, shift, scratch);
+    m.b1 = core::index_order_dot(d, step, scratch);
     information_product(P, step, scratch);  // J step
-    m.b2 = dot(d, shift, scratch);
-    m.c = dot(d, step, scratch);
+    m.b2 = core::index_order_dot(d, shift, scratch);
+    m.c = core::index_order_dot(d, step, scratch);
     m.uses_history = P.uses_history;
-    m.history0 = m.uses_history ? dot(d, shift, P.history_direction) : 0.0;
-    m.history1 = m.uses_history ? dot(d, step, P.history_direction) : 0.0;
+    m.history0 = m.uses_history ? core::index_order_dot(d, shift, P.history_direction) : 0.0;
+    m.history1 = m.uses_history ? core::index_order_dot(d, step, P.history_direction) : 0.0;
     m.inverse_n = 1.0 / P.weight_sum;
     m.history_coefficient = P.history_coefficient;
     return m;

@@ -139,7 +139,7 @@ public:
         return data_value_ + memory_value(P, C, candidate);
     }
 
-    double norm(const T* x) const { return double_norm(P.d, x); }
+    double norm(const T* x) const { return core::index_order_norm(P.d, x); }
 
     // The scoring pass of the final residual when one is at hand (for the
     // closing information update), else null.

@@ -7,6 +7,7 @@
 #include "core/huber.hpp"
 #include "core/lamm_driver.hpp"
 #include "core/newton_driver.hpp"
+#include "core/vector_sums.hpp"
 #include "engine_internal.cuh"
 #include "gram_tiles.cuh"
 #include "launch.cuh"
@@ -141,14 +142,6 @@ struct BlockRows {
     }
 };
 
-// ||x||_2 and a' b in double, index order: each thread on its own copy.
-template <class T>
-__device__ double vector_norm(std::int64_t d, const T* x) {
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(x[j]) * static_cast<double>(x[j]);
-    return sqrt(sum);
-}
-
 template <class T>
 __device__ void swap_rows(T*& a, T*& b) {
     T* const kept = a;
@@ -205,7 +198,7 @@ struct BlockNewtonEvaluator {
         return trial_value;
     }
 
-    __device__ double norm(const T* x) const { return vector_norm(rows.problem.d, x); }
+    __device__ double norm(const T* x) const { return core::index_order_norm(rows.problem.d, x); }
 };
 
 // core::lamm's evaluator: the gradient from one pass (scores, Z' s), one
@@ -226,13 +219,9 @@ struct BlockLammEvaluator {
         __syncthreads();
     }
 
-    __device__ double dot(const T* a, const T* b) const {
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < rows.problem.d; ++j) sum += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-        return sum;
-    }
-
-    __device__ double norm(const T* x) const { return vector_norm(rows.problem.d, x); }
+    // a' b and ||x||_2 in double, index order: each thread on its own copy.
+    __device__ double dot(const T* a, const T* b) const { return core::index_order_dot(rows.problem.d, a, b); }
+    __device__ double norm(const T* x) const { return core::index_order_norm(rows.problem.d, x); }
 
     __device__ double trial(const T* candidate, const T*, double, const core::LammProposal<T>&) {
         return rows.objective(rows.residual(candidate, r_trial), candidate);

@@ -29,19 +29,12 @@
 #include "core/lamm_driver.hpp"
 #include "core/search_steps.hpp"
 #include "core/solve_rule.hpp"
+#include "core/vector_sums.hpp"
 #include "device_passes.cuh"
 #include "graph_replay.cuh"
 #include "huber_kernels.cuh"
 
 namespace rh::cuda {
-
-// ||x||_2 in double, index order.
-template <class T>
-inline double host_norm(std::int64_t d, const T* x) {
-    double sum = 0.0;
-    for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(x[j]) * static_cast<double>(x[j]);
-    return std::sqrt(sum);
-}
 
 // Launches through `graph` when it is given (cuda_graphs), else directly.
 template <class Launches>
@@ -100,20 +93,17 @@ public:
             keep(doubling_, kDoublingSteps);
             doubling_ready_ = true;
         }
-        const double data = data_term(t);
-        return data + along_.at(t);
+        return data_term(t) + along_.at(t);
     }
 
     // The accepted point's f: its data term and the memory part at the
     // rounded point (as the next iteration's trials compare against it).
     double accept(double t, const T*, double) {
         pending_t_ = t;
-        const int k = slot(t);
-        const Slots& slots = t <= 1.0 ? halving_ : doubling_;
-        return slots.losses[k] / P.terms.weight_sum + slots.memory[k];
+        return data_term(t) + slots_of(t).memory[slot(t)];
     }
 
-    double norm(const T* x) const { return host_norm(P.d(), x); }
+    double norm(const T* x) const { return core::index_order_norm(P.d(), x); }
 
     // After the driver: theta_hat on the device and the residual's last
     // move pending for the closing pass.
@@ -173,11 +163,10 @@ private:
         return t <= 1.0 ? 1 - exponent : exponent - 2;
     }
 
-    double data_term(double t) const {
-        const int k = slot(t);
-        const Slots& slots = t <= 1.0 ? halving_ : doubling_;
-        return slots.losses[k] / P.terms.weight_sum;
-    }
+    // The pass that holds t: the halvings' or the doublings'.
+    const Slots& slots_of(double t) const { return t <= 1.0 ? halving_ : doubling_; }
+
+    double data_term(double t) const { return slots_of(t).losses[slot(t)] / P.terms.weight_sum; }
 
     DevicePasses<T>& P;
     GraphReplay* graph_;
@@ -227,12 +216,8 @@ public:
         keep_trials(P.host.candidates.get(), expected_phi_);
     }
 
-    double dot(const T* a, const T* b) const {
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < P.d(); ++j) sum += static_cast<double>(a[j]) * static_cast<double>(b[j]);
-        return sum;
-    }
-    double norm(const T* x) const { return host_norm(P.d(), x); }
+    double dot(const T* a, const T* b) const { return core::index_order_dot(P.d(), a, b); }
+    double norm(const T* x) const { return core::index_order_norm(P.d(), x); }
 
     double trial(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
         int k = cached_slot(phi, candidate);

@@ -12,6 +12,7 @@
 #include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
 #include "core/surrogate_terms.hpp"
+#include "core/vector_sums.hpp"
 
 template <class T>
 __global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* score, T* curvature, T* shrunk) {
@@ -37,6 +38,7 @@ __global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* 
     rh::core::MemoryAlongStep memory;
     if (steps.upcoming(steps.first(), ahead, 4) > 0 && !steps.form(ahead[0], candidate) && memory.at(ahead[0]) > 1.0)
         shrunk[i] += T(0);
+    if (rh::core::index_order_norm(1, theta) + rh::core::index_order_dot(1, theta, step) > 1.0) shrunk[i] += T(0);
 }
 
 template __global__ void huber_terms<float>(std::int64_t, const float*, float, float, float*, float*, float*, float*);
