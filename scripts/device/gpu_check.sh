@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -232,6 +232,15 @@ bench() {
 # auto should stop choosing it): $OUT/block_solver_h200.json.
 block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_h200.json"
+}
+
+# Issue 28: where the block solver's launch spends its time. The engine is
+# built again with RH_BLOCK_PHASE_CLOCKS (phase_clocks.cuh; installed beside,
+# not over, the one `build` installed), then the phase clocks over rows x
+# features: $OUT/block_solver_phases.json. Not in "all".
+phases() {
+  PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
+    --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
 }
 
 # The shape sweep (issue 15, schema v2): the GPU engines, native_cpu on every

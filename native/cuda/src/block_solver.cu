@@ -12,6 +12,7 @@
 #include "gram_tiles.cuh"
 #include "launch.cuh"
 #include "objective_device.cuh"
+#include "phase_clocks.cuh"
 
 namespace rh::cuda {
 
@@ -37,6 +38,7 @@ template <class T>
 struct BlockRows {
     const BlockProblem<T>& problem;
     int pass = 0;  // alternates the partial sums' two sets
+    PhaseClocks clocks;  // profiling builds only (phase_clocks.cuh)
 
     __device__ std::int64_t entries() const { return problem.d * (problem.d + 1) / 2; }
     __device__ T* G() const { return problem.matrices + (3 * blockIdx.x) * problem.d * problem.d; }
@@ -60,15 +62,19 @@ struct BlockRows {
         const T intercept = P.intercept ? point[P.p] : T(0);
         const T half_tau_squared = (T(0.5) * P.tau) * P.tau;
         double loss = 0.0;
-        for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.rows;
-             i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-            const T* x = P.X + i * P.p;
-            T fitted = T(0);
-            for (std::int64_t j = 0; j < P.p; ++j) fitted = fma(x[j], point[j], fitted);
-            const T ri = P.y[i] - (fitted + intercept);
-            r_out[i] = ri;
-            loss += static_cast<double>(P.w[i] * core::huber_loss_fast(ri, P.tau, half_tau_squared));
+        {
+            const PhaseTimer timer(clocks, Phase::residual_rows);
+            for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.rows;
+                 i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+                const T* x = P.X + i * P.p;
+                T fitted = T(0);
+                for (std::int64_t j = 0; j < P.p; ++j) fitted = fma(x[j], point[j], fitted);
+                const T ri = P.y[i] - (fitted + intercept);
+                r_out[i] = ri;
+                loss += static_cast<double>(P.w[i] * core::huber_loss_fast(ri, P.tau, half_tau_squared));
+            }
         }
+        const PhaseTimer timer(clocks, Phase::residual_sum);
         double* sums = partials();
         loss = block_sum(loss);
         if (threadIdx.x == 0) sums[blockIdx.x * per_block()] = loss;
@@ -85,21 +91,28 @@ struct BlockRows {
         const BlockProblem<T>& P = problem;
         const T inverse_two_h = T(1) / (T(2) * P.h);
         const std::int64_t tiles = (P.rows + kTileRows - 1) / kTileRows;
-        for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-            for (std::int64_t i = t * kTileRows + threadIdx.x; i < P.rows && i < (t + 1) * kTileRows;
-                 i += blockDim.x) {
-                const T ri = r[i], wi = P.w[i];
-                P.s[i] = wi * core::huber_score(ri, P.tau);
-                if (curvature) P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+        {
+            const PhaseTimer timer(clocks, Phase::score_rows);
+            for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+                for (std::int64_t i = t * kTileRows + threadIdx.x; i < P.rows && i < (t + 1) * kTileRows;
+                     i += blockDim.x) {
+                    const T ri = r[i], wi = P.w[i];
+                    P.s[i] = wi * core::huber_score(ri, P.tau);
+                    if (curvature) P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+                }
             }
+            __syncthreads();  // this block's tiles' s and c, read by this block only
         }
-        __syncthreads();  // this block's tiles' s and c, read by this block only
         const T* weights = curvature ? P.c : (row_weights ? P.w : nullptr);
         const int d = static_cast<int>(P.d);
         GramEntries owned(d);
         double product = 0.0;
-        accumulate_gram_tiles<T, kBlockSolverParameters>(P.rows, P.p, P.intercept, P.X, weights, P.s, blockIdx.x,
-                                                          gridDim.x, owned, product);
+        {
+            const PhaseTimer timer(clocks, Phase::gram_tiles);
+            accumulate_gram_tiles<T, kBlockSolverParameters>(P.rows, P.p, P.intercept, P.X, weights, P.s,
+                                                              blockIdx.x, gridDim.x, owned, product);
+        }
+        const PhaseTimer timer(clocks, Phase::gram_sum);
         double* sums = partials();
         double* mine = sums + blockIdx.x * per_block();
         if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
@@ -179,10 +192,17 @@ struct BlockNewtonEvaluator {
 
     __device__ core::SolveRoute solve(const T* G, T* step) {
         const BlockProblem<T>& P = rows.problem;
-        assemble_system_matrix(P.terms, G, rows.H(), rows.flags());
-        __syncthreads();
-        small_cholesky_step<T, kBlockSolverParameters>(P.d, rows.H(), rows.gradient(), rows.step(), rows.flags());
-        __syncthreads();
+        {
+            const PhaseTimer timer(rows.clocks, Phase::system);
+            assemble_system_matrix(P.terms, G, rows.H(), rows.flags());
+            __syncthreads();
+        }
+        {
+            const PhaseTimer timer(rows.clocks, Phase::cholesky);
+            small_cholesky_step<T, kBlockSolverParameters>(P.d, rows.H(), rows.gradient(), rows.step(),
+                                                           rows.flags());
+            __syncthreads();
+        }
         refused = refused || rows.flags()->step_ok == 0;
         for (std::int64_t j = 0; j < P.d; ++j) step[j] = refused ? T(0) : rows.step()[j];
         __syncthreads();  // every thread has read flags and step before they change
@@ -237,6 +257,7 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
     T gradient[kBlockSolverParameters], previous[kBlockSolverParameters], extrapolated[kBlockSolverParameters];
     const core::DriverBuffers<T> buffers{theta, candidate, step, gradient, previous, extrapolated};
     BlockRows<T> rows{P};
+    rows.clocks.start();
     core::UpdateDiagnostics diagnostics;
     core::SolverResult<T> result;
     bool refused = false;
@@ -248,6 +269,7 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
         result = core::damped_newton(evaluator, P.d, P.terms.theta_prev, P.max_iter, P.tol, buffers, diagnostics);
         refused = evaluator.refused;
     }
+    rows.clocks.driver_done();
     BlockOutcome outcome;
     if (refused) {
         outcome.needs_pipeline = 1;
@@ -258,6 +280,8 @@ __global__ void __launch_bounds__(kThreads) block_solver_kernel(const BlockProbl
     // (block 0 writes what every block formed alike).
     rows.residual(result.theta, P.r);
     rows.score(P.r, true, false, rows.G());
+    rows.clocks.report(P.rows, P.d, static_cast<int>(sizeof(T)), P.l1 ? 1 : 0, static_cast<int>(gridDim.x),
+                       result.iterations);
     if (blockIdx.x != 0) return;
     for (std::int64_t e = threadIdx.x; e < P.d * P.d; e += blockDim.x) {
         const std::int64_t i = e / P.d, j = e - i * P.d;  // row-major
