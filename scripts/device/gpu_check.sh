@@ -119,7 +119,7 @@ tests() {
 }
 
 sanitizer() {
-  # Small streams through the engine under memcheck and racecheck (if the
+  # Small streams through the engine under memcheck, racecheck and synccheck (if the
   # machine's runtime allows compute-sanitizer at all).
   cat > /tmp/sanitized_streams.py <<'PY'
 import numpy as np, warnings
@@ -143,7 +143,9 @@ del m, g  # released before exit: nanobind reports instances still alive when th
 print("sanitized streams done")
 PY
   local rc=0
-  for tool in memcheck racecheck; do
+  # synccheck: the block solver's barriers (its driver warp hands each step
+  # to the block through a named barrier reached from different code)
+  for tool in memcheck racecheck synccheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
   done
   return $rc
