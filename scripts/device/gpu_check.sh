@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -236,12 +236,28 @@ block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_h200.json"
 }
 
-# Issue 28: where the block solver's launch spends its time. The engine is
-# built again with RH_BLOCK_PHASE_CLOCKS (phase_clocks.cuh; installed beside,
-# not over, the one `build` installed), then the phase clocks over rows x
-# features: $OUT/block_solver_phases.json. Not in "all".
+# The engine changes waiting in scripts/device/pending (README there), applied
+# to this copy of the tree in the order RH_PENDING names (default: all three,
+# in the order they apply together). Run it before build.
+apply_pending() {
+  set -e
+  local name
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide}; do
+    git apply -C1 "scripts/device/pending/$name.patch"
+    echo "applied $name"
+  done
+  git diff --stat | tail -1
+}
+
+# Issue 28: where the block solver's launch spends its time. The engine of
+# RH_PHASES_TREE (default this tree; /tmp/rh-baseline after ab_builds: the
+# baseline's) is built again with RH_BLOCK_PHASE_CLOCKS (phase_clocks.cuh;
+# installed beside, not over, the one `build` installed), then the phase
+# clocks over rows x features: $OUT/block_solver_phases[_baseline].json. Not in "all".
 phases() {
-  PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
+  local suffix=""; [[ -n "${RH_PHASES_TREE:-}" && "${RH_PHASES_TREE}" != "$ROOT" ]] && suffix="_baseline"
+  PYTHON=$PY RH_PHASES_TREE="${RH_PHASES_TREE:-$ROOT}" RH_PHASES_SUFFIX=$suffix \
+    bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
     --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
 }
 
