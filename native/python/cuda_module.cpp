@@ -120,7 +120,8 @@ public:
     // A device batch: the DLPack capsules of X, y and (optionally) the
     // weights, exported on this engine's stream (the producer's work is
     // ordered before it), read in place; the capsules' deleters run when
-    // this returns, after the update's closing synchronization.
+    // this returns, after the engine's last read of them (the engine waits
+    // for its kernels that read a caller's device batch before returning).
     std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_dlpack(
         nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
         HostArray coefficients_out) {

@@ -78,6 +78,13 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     if (tracks_meat_) {
         ws_.reserve_meat(device_, staged.rows, d_);
         passes(staged, surrogate, config, h).close_meat();
+        // The meat's pass reads the batch after the solve's last synchronization: a caller's device
+        // batch (which the caller may free once this returns) is waited for. (Issue 28: fold the meat's
+        // pass before that synchronization.)
+        if (batch.memory == BatchMemory::device) {
+            RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+            ++update_syncs_;
+        }
     }
 
     // 5. Commit (nothing before this point changed the state).
