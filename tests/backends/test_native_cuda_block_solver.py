@@ -218,3 +218,22 @@ def test_fewer_larger_blocks_give_the_same_fit_to_rounding(monkeypatch, penalty)
         assert paths == ["block", "block"]
         fits.append(model)
     np.testing.assert_allclose(fits[0].state_.coefficients, fits[1].state_.coefficients, rtol=1e-9, atol=1e-11)
+
+
+@gpu
+def test_a_callers_device_batch_is_waited_for_when_the_meat_pass_reads_it():
+    # With inference on, the meat's pass reads the batch after the solve's last synchronization;
+    # a caller's device arrays may be freed once the call returns, so the engine waits for it
+    # (one synchronization more), and not for a host batch, which it reads from its own copy.
+    cupy = pytest.importorskip("cupy")
+    X, y, _ = contaminated(4096, 16, "float64", seed=12)
+
+    def syncs(model):
+        return model._current_backend().last_native_diagnostics.host_syncs
+
+    with_meat = RenewableHuberRegressor(backend="native_cuda").fit(cupy.asarray(X), cupy.asarray(y))
+    without = RenewableHuberRegressor(backend="native_cuda", inference=False).fit(cupy.asarray(X), cupy.asarray(y))
+    host = RenewableHuberRegressor(backend="native_cuda").fit(X, y)
+    assert syncs(with_meat) == syncs(without) + 1
+    assert syncs(host) == syncs(without)
+    np.testing.assert_allclose(with_meat.bse_, host.bse_, rtol=1e-9)
