@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -259,6 +259,14 @@ phases() {
   PYTHON=$PY RH_PHASES_TREE="${RH_PHASES_TREE:-$ROOT}" RH_PHASES_SUFFIX=$suffix \
     bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
     --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
+}
+
+# Issue 28's floor for the streaming class: the copy rate, one device-fed
+# stream's DRAM bytes under Nsight Compute, the floor (streaming_floor.py):
+# $OUT/streaming_floor.json. Not in "all".
+floor() {
+  PYTHON=$PY bash scripts/profiling/streaming_floor.sh "$OUT" --dtype "${RH_FLOOR_DTYPE:-float64}" \
+    --penalty "${RH_FLOOR_PENALTY:-none}"
 }
 
 # The shape sweep (issue 15, schema v2): the GPU engines, native_cpu on every
