@@ -255,9 +255,7 @@ apply_pending() {
 # installed beside, not over, the one `build` installed), then the phase
 # clocks over rows x features: $OUT/block_solver_phases[_baseline].json. Not in "all".
 phases() {
-  local suffix=""; [[ -n "${RH_PHASES_TREE:-}" && "${RH_PHASES_TREE}" != "$ROOT" ]] && suffix="_baseline"
-  PYTHON=$PY RH_PHASES_TREE="${RH_PHASES_TREE:-$ROOT}" RH_PHASES_SUFFIX=$suffix \
-    bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
+  PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
     --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
 }
 

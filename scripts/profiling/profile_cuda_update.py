@@ -105,9 +105,15 @@ def allocation_calls(host_events: Iterable[tuple[str, int]]) -> dict:
     return seen
 
 
+def ncu_csv_rows(text: str) -> list[list[str]]:
+    """The CSV rows of Nsight Compute's output (its ==PROF== lines and the
+    program's own output dropped)."""
+    return list(csv.reader(io.StringIO("\n".join(line for line in text.splitlines() if line.startswith('"')))))
+
+
 def parse_ncu_csv(text: str) -> list[dict]:
     """Nsight Compute's --csv --page raw or the metric-per-row CSV: one dict per kernel launch."""
-    rows = list(csv.reader(io.StringIO("\n".join(line for line in text.splitlines() if line.startswith('"')))))
+    rows = ncu_csv_rows(text)
     if not rows:
         return []
     header = rows[0]

@@ -19,8 +19,6 @@ sweep (`benchmark_shape_sweep.py`), and the record says so.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import statistics
 import sys
@@ -28,6 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
+sys.path.insert(0, str(ROOT / "scripts" / "profiling"))
+
+from profile_cuda_update import ncu_csv_rows  # noqa: E402
 
 #: Nsight Compute's byte units (with --print-units base they are all "byte")
 UNITS = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
@@ -38,7 +39,7 @@ READ_METRIC = "dram__bytes_read.sum"
 def dram_bytes(text: str, metric: str = READ_METRIC) -> tuple[float, int]:
     """(total bytes, kernel launches) of `metric` in Nsight Compute's
     metric-per-row CSV (--csv --metrics ...), each value in its unit."""
-    rows = list(csv.reader(io.StringIO("\n".join(line for line in text.splitlines() if line.startswith('"')))))
+    rows = ncu_csv_rows(text)
     if not rows:
         raise ValueError("no CSV rows: was the stream run under ncu --csv?")
     header = rows[0]
