@@ -171,8 +171,11 @@ void WorkerPool::worker_loop(std::atomic<int>& phase) {
 #if defined(__linux__)
                 last_wake_cpu_.store(sched_getcpu(), std::memory_order_seq_cst);
 #endif
-                wake_ups_.fetch_add(1, std::memory_order_seq_cst);
+                // Awake before the wake-up counts: whoever sees the count
+                // move (the tests waiting for a worker to wake, then for it
+                // to sleep again) no longer counts this worker asleep.
                 sleeping_.fetch_sub(1, std::memory_order_seq_cst);
+                wake_ups_.fetch_add(1, std::memory_order_seq_cst);
             } else {
                 RH_PAUSE();
             }
