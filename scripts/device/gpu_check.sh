@@ -145,7 +145,7 @@ PY
   local rc=0
   # synccheck: the block solver's barriers (its driver warp hands each step
   # to the block through a named barrier reached from different code)
-  for tool in memcheck racecheck synccheck; do
+  for tool in ${RH_SANITIZER_TOOLS:-memcheck racecheck synccheck}; do
     compute-sanitizer --tool $tool --error-exitcode 9 --target-processes all $PY /tmp/sanitized_streams.py || rc=$?
   done
   return $rc
@@ -237,12 +237,12 @@ block_solver() {
 }
 
 # The engine changes waiting in scripts/device/pending (README there), applied
-# to this copy of the tree in the order RH_PENDING names (default: all six,
+# to this copy of the tree in the order RH_PENDING names (default: all seven,
 # in the order they apply together). Run it before build.
 apply_pending() {
   set -e
   local name
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches}; do
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_driver_warp_converge}; do
     git apply -C1 "scripts/device/pending/$name.patch"
     echo "applied $name"
   done
