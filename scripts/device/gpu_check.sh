@@ -237,12 +237,12 @@ block_solver() {
 }
 
 # The engine changes waiting in scripts/device/pending (README there), applied
-# to this copy of the tree in the order RH_PENDING names (default: all six,
+# to this copy of the tree in the order RH_PENDING names (default: all seven,
 # in the order they apply together). Run it before build.
 apply_pending() {
   set -e
   local name
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches}; do
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned}; do
     git apply -C1 "scripts/device/pending/$name.patch"
     echo "applied $name"
   done
