@@ -34,6 +34,11 @@ export RH_SOURCE_REVISION
 sections=("$@")
 [[ ${#sections[@]} -eq 0 || "${sections[0]}" == "all" ]] && sections=(build tests sanitizer leaks inference profile bench block_solver cuda_wheel sweep dask_tests dask_scaling)
 status=0
+# The records are named after the card that ran them (h200, h100, ...): the
+# device tool may lend an H100 where an H200 was asked for.
+GPU_TAG="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h[0-9]{3}' | head -1 | tr 'A-Z' 'a-z')"
+GPU_TAG="${GPU_TAG:-gpu}"
+echo "gpu: $GPU_TAG" | tee -a "$OUT/summary.txt"
 # The machine's own python3 (numpy, CuPy, PyTorch, pytest, scikit-build-core,
 # nanobind): the engines are installed into it (the machine is discarded).
 PY="${RH_GPU_CHECK_PYTHON:-python3}"
@@ -221,9 +226,9 @@ cuda_wheel() {
 # paired) and the streamed vs full-data standard errors on the GPU engines.
 inference() {
   $PY scripts/benchmarks/benchmark_inference_overhead.py --engines native_cuda_device_input native_cuda_host_input \
-    native_cpu --rounds "${RH_INFERENCE_ROUNDS:-9}" --out "$OUT/inference_overhead_h200.json"
+    native_cpu --rounds "${RH_INFERENCE_ROUNDS:-9}" --out "$OUT/inference_overhead_${GPU_TAG}.json"
   $PY scripts/inference/validate_inference.py --parts full-data --engines native_cuda cupy torch_cuda native_cpu \
-    --out "$OUT/inference_validation_h200.json"
+    --out "$OUT/inference_validation_${GPU_TAG}.json"
 }
 
 bench() {
@@ -231,9 +236,9 @@ bench() {
 }
 
 # The block solver against the pipeline, paired, over rows x features (where
-# auto should stop choosing it): $OUT/block_solver_h200.json.
+# auto should stop choosing it): $OUT/block_solver_${GPU_TAG}.json.
 block_solver() {
-  $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_h200.json"
+  $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
 # The engine changes waiting in scripts/device/pending (README there), applied
@@ -270,13 +275,13 @@ floor() {
 # The shape sweep (issue 15, schema v2): the GPU engines, native_cpu on every
 # core and the reference on CuPy and PyTorch over the four classes, both
 # lifecycles; the NumPy reference and the CPU engines where NumPy finishes in
-# seconds (latency, reference). Records: $OUT/sweep_*_h200.json.
+# seconds (latency, reference). Records: $OUT/sweep_*_${GPU_TAG}.json.
 sweep() {
   $PY scripts/benchmarks/benchmark_shape_sweep.py --profile standard --repeats "${RH_SWEEP_REPEATS:-5}" \
     --engines native_cpu cupy_host_input cupy_device_input native_cuda_host_input native_cuda_device_input \
-    torch_cuda_device_input --max-host-gib 32 --out "$OUT/sweep_gpu_h200.json"
+    torch_cuda_device_input --max-host-gib 32 --out "$OUT/sweep_gpu_${GPU_TAG}.json"
   $PY scripts/benchmarks/benchmark_shape_sweep.py --classes latency reference --repeats "${RH_SWEEP_REPEATS:-5}" \
-    --engines numpy native_cpu torch_cpu --max-host-gib 32 --out "$OUT/sweep_cpu_h200.json"
+    --engines numpy native_cpu torch_cpu --max-host-gib 32 --out "$OUT/sweep_cpu_${GPU_TAG}.json"
 }
 
 # Before/after a change (issues 25, 28: "no slower than the commit before,
@@ -286,7 +291,7 @@ sweep() {
 # first on that worker's path) against this tree's (built by `build`), each
 # engine in its own worker process, rounds rotating, a new estimator per
 # stream, the four classes, both dtypes and penalties, device-fed then
-# host-fed: $OUT/ab_builds_{device,host}_h200.json.
+# host-fed: $OUT/ab_builds_{device,host}_${GPU_TAG}.json.
 # The engine of RH_BASELINE_REVISION (a worktree of the copy's git history)
 # built as the wheel of native/$1 and installed into a folder of its own:
 # $BASELINE_TREE/src and $BASELINE_SITE, first on that worker's path.
@@ -309,7 +314,7 @@ ab_builds() {
     local suffix=""; [[ $feed == device ]] && suffix="@device"
     $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" \
       --engine "before=$PY:native_cuda$suffix" --engine-path "before=$BASELINE_TREE/src:$BASELINE_SITE" \
-      --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_h200.json"
+      --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_${GPU_TAG}.json"
   done
 }
 
@@ -373,7 +378,7 @@ dask_scaling() {
   set -e
   dask_setup
   PYTHONPATH="$DASK_SITE:$PYTHONPATH" $PY scripts/benchmarks/benchmark_dask.py --workers 1 2 4 8 \
-    --repeats "${RH_DASK_REPEATS:-3}" --out "$OUT/dask_scaling_h200.json"
+    --repeats "${RH_DASK_REPEATS:-3}" --out "$OUT/dask_scaling_${GPU_TAG}.json"
 }
 
 for section in "${sections[@]}"; do
