@@ -26,7 +26,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
-sys.path.insert(0, str(ROOT / "scripts" / "profiling"))
 
 from profile_cuda_update import ncu_csv_rows  # noqa: E402
 

@@ -12,7 +12,7 @@ for features, weighted in ((32, True), (32, False), (63, True)):
     for solver in ("block", "pipeline"):
         os.environ["RH_CUDA_SOLVER"] = solver
         model, paths = fit_stream(X, y, w, 2000, dtype="float64", penalty="none")
-        out[solver] = (model.state_, paths, model.n_iter_ if hasattr(model, "n_iter_") else None)
+        out[solver] = (model.state_, paths, model.n_iter_)
     os.environ.pop("RH_CUDA_SOLVER")
     ref = RenewableHuberRegressor(backend="numpy", dtype="float64", penalty="none")
     with warnings.catch_warnings():
