@@ -41,3 +41,22 @@ def test_every_checkpoint_field_with_every_hostile_value_is_refused_or_resumes(f
     the engine; a weight_sum of 10**400 raised OverflowError on load."""
     for value in harnesses.HOSTILE:
         harnesses.resume_with_fields([(field, value)])
+
+
+def test_a_fuzzed_resume_asks_for_a_bounded_number_of_newton_iterations(monkeypatch):
+    """A clean-clone CI run's `make fuzz` failed with libFuzzer's timeout (exit
+    70): checkpoint_fields can combine max_iter = 2**31 - 1 with tol = 5e-324,
+    a valid request for 2**31 Newton iterations. The input below picks that
+    pair (its first byte asks for two replacements)."""
+    fields, hostile = harnesses.FIELDS, harnesses.HOSTILE
+    data = bytes([1, fields.index("config.max_iter"), hostile.index(2**31 - 1), fields.index("config.tol"),
+                  hostile.index(5e-324), 0])
+    seen = []
+    monkeypatch.setattr(harnesses, "resume_with_fields", lambda replacements, seed=0: seen.append(replacements))
+    harnesses.one_checkpoint_fields(data)
+    assert seen == [[("config.max_iter", harnesses.FUZZ_MAX_ITER), ("config.tol", 5e-324)]]
+    # values validation refuses reach it unchanged, to be refused by name
+    assert harnesses.bounded_newton_budget([("config.max_iter", 2**31), ("config.max_iter", 2**63 - 1),
+                                            ("config.max_iter", 3), ("config.tol", 2**31 - 1)]) == [
+        ("config.max_iter", 2**31), ("config.max_iter", 2**63 - 1), ("config.max_iter", 3),
+        ("config.tol", 2**31 - 1)]
