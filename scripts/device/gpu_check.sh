@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -316,6 +316,46 @@ ab_builds() {
       --engine "before=$PY:native_cuda$suffix" --engine-path "before=$BASELINE_TREE/src:$BASELINE_SITE" \
       --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_${GPU_TAG}.json"
   done
+}
+
+# Which pending patch moves which class: the CUDA engine of the committed
+# tree (HEAD, "main") and of each prefix of RH_PENDING's order (main + the
+# first patch, + the second, ...), each built as its wheel in one worktree
+# whose scikit-build folder is reused (a patch recompiles only the files it
+# changes) and installed with that prefix's src into a folder of its own;
+# then all of them in one benchmark_cpu_engines.py run, rounds rotating, the
+# first engine (main) the reference of the ratios, device-fed
+# (RH_LADDER_FEED=host: host-fed), RH_LADDER_CLASSES (default the four):
+# $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
+LADDER_TREE=/tmp/rh-ladder
+ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
+  local site=/tmp/rh-ladder-site-$1 wheels=/tmp/rh-ladder-wheels-$1
+  rm -rf "$site" "$wheels"
+  (cd "$LADDER_TREE" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=${RH_LADDER_JOBS:-16} \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
+  $PY -m pip install -q --no-index --no-deps --target "$site" "$wheels"/*.whl
+  cp -r "$LADDER_TREE/src" "$site-src"
+}
+ladder() {
+  set -e
+  local feed=${RH_LADDER_FEED:-device} suffix="" name start
+  [[ $feed == device ]] && suffix="@device"
+  rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-* /tmp/rh-ladder-wheels-*
+  git worktree prune
+  git worktree add --detach "$LADDER_TREE" HEAD
+  local labels=(main)
+  start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned}; do
+    (cd "$LADDER_TREE" && git apply -C1 "$ROOT/scripts/device/pending/$name.patch")
+    start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
+    labels+=("$name")
+  done
+  local args=()
+  for name in "${labels[@]}"; do
+    args+=(--engine "$name=$PY:native_cuda$suffix" --engine-path "$name=/tmp/rh-ladder-site-$name-src:/tmp/rh-ladder-site-$name")
+  done
+  $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
+    --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
 }
 
 # The same for the CPU engine on this machine's cores (after build or
