@@ -242,12 +242,12 @@ block_solver() {
 }
 
 # The engine changes waiting in scripts/device/pending (README there), applied
-# to this copy of the tree in the order RH_PENDING names (default: all seven,
+# to this copy of the tree in the order RH_PENDING names (default: all eight,
 # in the order they apply together). Run it before build.
 apply_pending() {
   set -e
   local name
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned}; do
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks}; do
     git apply -C1 "scripts/device/pending/$name.patch"
     echo "applied $name"
   done
@@ -345,7 +345,7 @@ ladder() {
   git worktree add --detach "$LADDER_TREE" HEAD
   local labels=(main)
   start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned}; do
+  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks}; do
     (cd "$LADDER_TREE" && git apply -C1 "$ROOT/scripts/device/pending/$name.patch")
     start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
     labels+=("$name")
