@@ -241,13 +241,16 @@ block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
+# The pending patches in the order they apply together (README there).
+PENDING_ORDER="cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks"
+
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default: all eight,
 # in the order they apply together). Run it before build.
 apply_pending() {
   set -e
   local name
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks}; do
+  for name in ${RH_PENDING:-$PENDING_ORDER}; do
     git apply -C1 "scripts/device/pending/$name.patch"
     echo "applied $name"
   done
@@ -296,15 +299,21 @@ sweep() {
 # built as the wheel of native/$1 and installed into a folder of its own:
 # $BASELINE_TREE/src and $BASELINE_SITE, first on that worker's path.
 BASELINE_TREE=/tmp/rh-baseline BASELINE_SITE=/tmp/rh-baseline-site
+# The wheel of native/$2 built in the tree $1 (its scikit-build folder there,
+# reused by a later build of the same tree) and installed into the folder $3.
+engine_into_folder() {
+  local wheels="$3-wheels"
+  rm -rf "$3" "$wheels"
+  (cd "$1" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=${RH_BUILD_JOBS:-16} \
+    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" "./native/$2")
+  $PY -m pip install -q --no-index --no-deps --target "$3" "$wheels"/*.whl
+}
 baseline_engine() {
   local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
-  local wheels=/tmp/rh-baseline-wheels
-  rm -rf "$BASELINE_TREE" "$BASELINE_SITE" "$wheels"
+  rm -rf "$BASELINE_TREE"
   git worktree prune
   git worktree add --detach "$BASELINE_TREE" "$base"
-  (cd "$BASELINE_TREE" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=16 \
-    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" "./native/$1")
-  $PY -m pip install -q --no-index --no-deps --target "$BASELINE_SITE" "$wheels"/*.whl
+  engine_into_folder "$BASELINE_TREE" "$1" "$BASELINE_SITE"
 }
 
 ab_builds() {
@@ -329,23 +338,19 @@ ab_builds() {
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
 LADDER_TREE=/tmp/rh-ladder
 ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
-  local site=/tmp/rh-ladder-site-$1 wheels=/tmp/rh-ladder-wheels-$1
-  rm -rf "$site" "$wheels"
-  (cd "$LADDER_TREE" && CUDACXX=$(command -v nvcc) CMAKE_BUILD_PARALLEL_LEVEL=${RH_LADDER_JOBS:-16} \
-    $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" ./native/python-cuda)
-  $PY -m pip install -q --no-index --no-deps --target "$site" "$wheels"/*.whl
-  cp -r "$LADDER_TREE/src" "$site-src"
+  engine_into_folder "$LADDER_TREE" python-cuda "/tmp/rh-ladder-site-$1"
+  cp -r "$LADDER_TREE/src" "/tmp/rh-ladder-site-$1-src"
 }
 ladder() {
   set -e
   local feed=${RH_LADDER_FEED:-device} suffix="" name start
   [[ $feed == device ]] && suffix="@device"
-  rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-* /tmp/rh-ladder-wheels-*
+  rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-*
   git worktree prune
   git worktree add --detach "$LADDER_TREE" HEAD
   local labels=(main)
   start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
-  for name in ${RH_PENDING:-cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks}; do
+  for name in ${RH_PENDING:-$PENDING_ORDER}; do
     (cd "$LADDER_TREE" && git apply -C1 "$ROOT/scripts/device/pending/$name.patch")
     start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
     labels+=("$name")

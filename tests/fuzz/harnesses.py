@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from renewable_huber import RenewableHuberRegressor, ValidationError
+from renewable_huber.config import MAX_INT32
 from renewable_huber.exceptions import NativeEngineError
 from renewable_huber.data_sources import TableSource
 
@@ -105,15 +106,15 @@ FUZZ_MAX_ITER = 1000
 
 def bounded_newton_budget(replacements: list) -> list:
     """``replacements`` with a max_iter that validation accepts (at most
-    2**31 - 1) lowered to FUZZ_MAX_ITER. max_iter = 2**31 - 1 together with
+    MAX_INT32 = 2**31 - 1) lowered to FUZZ_MAX_ITER. max_iter = 2**31 - 1 together with
     tol = 5e-324 is a valid request for 2**31 Newton iterations: plain
     decrease accepts an equal f at the optimum, so a tol below rounding never
     stops the solver before max_iter (the contract's rule, ALGORITHM.md), and
     at ~45 us an iteration the resume runs for a day, which libFuzzer reports
     as a hang (-timeout). Each hostile max_iter alone, 2**31 - 1 included,
     still loads and resumes in test_fuzz_harnesses.py's field-by-value test."""
-    return [(field, min(value, FUZZ_MAX_ITER) if field == "config.max_iter" and type(value) is int
-             and FUZZ_MAX_ITER < value <= 2**31 - 1 else value) for field, value in replacements]
+    return [(field, FUZZ_MAX_ITER if field == "config.max_iter" and type(value) is int
+             and FUZZ_MAX_ITER < value <= MAX_INT32 else value) for field, value in replacements]
 
 
 def resume_with_fields(replacements: list, seed: int = 0) -> None:
