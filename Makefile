@@ -28,7 +28,7 @@ test: setup native-ctest native-asan repeat-threads
 # flaky, run again and again (C++: plain and under the sanitizers; Python:
 # the model lock, the engine's threads, the GIL), so a test that fails one
 # time in eight fails here instead of at random in a later landing.
-THREAD_CTESTS := WorkerPool|SteadyState|Thread|Lease|StaggeredAllocator|OwnFailure
+THREAD_CTESTS := WorkerPool|SteadyState|Thread|Lease|StaggeredAllocator|OwnFailure|HostSliceCopier|ChunkedSliceStager|ReusePool|StagingSchedule
 THREAD_PYTESTS := tests/backends/test_native_cpu_threads.py tests/test_model_lock.py tests/backends/test_native_cpu.py
 REPEAT ?= 20
 repeat-threads: native-ctest native-asan

@@ -99,6 +99,27 @@ class HostCudaEngine:
             used_least_squares_fallback=diagnostics.used_regularized_fallback,
             solve_route=diagnostics.solve_route, stop_reason=diagnostics.stop_reason), self.counters()
 
+    def update_host_batches(self, X: np.ndarray, y: np.ndarray, sample_weight: Optional[np.ndarray],
+                            config: SolverConfig, batch_size: int, coefficients_out: np.ndarray) -> tuple[list, Any]:
+        """Consecutive slices in one call (the engine's update_batches): all
+        of them or none, and revert() afterwards gives back the state before
+        the call."""
+        if batch_size < 1:
+            raise native.EngineError("batch_size must be a positive integer", "invalid_argument")
+        before, natives = self._state, []
+        try:
+            for start in range(0, len(y), batch_size):
+                part = slice(start, start + batch_size)
+                native_diagnostics, _ = self.update_host(X[part], y[part],
+                                                         None if sample_weight is None else sample_weight[part],
+                                                         config, coefficients_out)
+                natives.append(native_diagnostics)
+        except native.EngineError:
+            self._state, self._revertible = before, False
+            raise
+        self._previous, self._revertible = before, True
+        return natives, self.counters()
+
     def predict_host(self, X: np.ndarray, out: np.ndarray) -> None:
         coefficients = self._state.coefficients
         out[...] = X @ coefficients[: self.n_features] + (coefficients[-1] if self.fit_intercept else 0)

@@ -14,7 +14,10 @@
   CUDA engine runs core::damped_newton and core::lamm, on the device (the
   block solver) or on the host over its passes;
 - no source file under native/ is longer than ~450 lines (kernel .inc files
-  excepted): one concept per file.
+  excepted): one concept per file;
+- no CUDA source calls the aligned block barrier (`__syncthreads`): every
+  kernel's helpers use block_barrier() (block_barrier.cuh says why: the
+  block solver's driver warp reaches them from another branch).
 """
 
 from __future__ import annotations
@@ -99,3 +102,20 @@ def test_one_newton_driver_and_one_lamm_driver_in_native():
         for name in re.findall(r"\b(damped_newton|lamm)\s*\((?:[^;{()]|\([^;{()]*\))*\)[^;{()]*\{", code):
             definitions.setdefault(name, []).append(str(path.relative_to(NATIVE)))
     assert definitions == {"damped_newton": ["core/newton_driver.hpp"], "lamm": ["core/lamm_driver.hpp"]}
+
+
+def aligned_barriers_in(source: str) -> list[str]:
+    """The aligned block barriers `source` calls, comments aside."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.S)
+    return re.findall(r"\b__syncthreads(?:_count|_and|_or)?\b", code)
+
+
+@pytest.mark.parametrize("path", CUDA_SOURCES, ids=lambda p: p.name)
+def test_no_cuda_source_calls_the_aligned_block_barrier(path):
+    assert aligned_barriers_in(path.read_text()) == [], (
+        f"{path.name} calls __syncthreads; use block_barrier() (block_barrier.cuh)")
+
+
+def test_the_barrier_rule_sees_what_it_forbids():
+    assert aligned_barriers_in("__syncthreads(); // __syncthreads in a comment\nif (__syncthreads_or(x)) {}") == [
+        "__syncthreads", "__syncthreads_or"]

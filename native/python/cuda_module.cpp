@@ -12,15 +12,18 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/diagnostics.hpp"
 #include "core/status.hpp"
 #include "core_bindings.hpp"
+#include "cuda_translations.hpp"
 #include "dlpack_import.hpp"
 #include "rh_cuda.hpp"
 
@@ -29,20 +32,13 @@ using namespace nb::literals;
 
 namespace {
 
+using rh::python::abi_config;
+using rh::python::CudaUpdateDiagnostics;
+using rh::python::diagnostics_of;
+using rh::python::from_abi;
+using rh::python::to_abi;
+
 using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
-
-// The contract's diagnostics and the CUDA engine's own count of host
-// synchronizations.
-struct CudaUpdateDiagnostics : rh::core::UpdateDiagnostics {
-    int host_syncs = 0;
-    std::string solver_path = "pipeline";  // "pipeline", "block" or "block_then_pipeline"
-};
-
-const char* solver_path_name(uint8_t path) {
-    if (path == RH_CUDA_PATH_BLOCK) return "block";
-    if (path == RH_CUDA_PATH_BLOCK_THEN_PIPELINE) return "block_then_pipeline";
-    return "pipeline";
-}
 
 [[noreturn]] void fail(const std::string& message) {
     throw rh::core::EngineError(rh::core::Status::invalid_argument, message);
@@ -101,20 +97,18 @@ public:
     std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_host(
         HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
         HostArray coefficients_out) {
-        if (X.ndim() != 2) fail("X must be two-dimensional");
-        const std::int64_t rows = static_cast<std::int64_t>(X.shape(0));
-        check_host(y, rows, "y");
-        if (sample_weight) check_host(*sample_weight, rows, "sample_weight");
+        const rh_cuda_batch batch = host_batch(X, y, sample_weight);
         check_host(coefficients_out, d_, "out_coefficients");
-        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
-        batch.memory = RH_CUDA_MEMORY_HOST;
-        batch.dtype = dtype_of(X, "X");
-        batch.rows = rows;
-        batch.features = static_cast<std::int64_t>(X.shape(1));
-        batch.X = X.data();
-        batch.y = y.data();
-        batch.sample_weight = sample_weight ? sample_weight->data() : nullptr;
         return run_update(batch, config, coefficients_out.data());
+    }
+
+    // Consecutive slices of batch_size rows of one host batch, in one native call.
+    std::pair<std::vector<CudaUpdateDiagnostics>, rh::core::StateCounters> update_host_batches(
+        HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
+        std::int64_t batch_size, HostArray coefficients_out) {
+        const rh_cuda_batch batch = host_batch(X, y, sample_weight);
+        check_host(coefficients_out, d_, "out_coefficients");
+        return run_update_batches(batch, batch_size, config, coefficients_out.data());
     }
 
     // A device batch: the DLPack capsules of X, y and (optionally) the
@@ -126,33 +120,17 @@ public:
         nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
         HostArray coefficients_out) {
         check_host(coefficients_out, d_, "out_coefficients");
-        rh::python::ImportedTensor x = rh::python::ImportedTensor::consume(X.ptr(), "X");
-        rh::python::ImportedTensor targets = rh::python::ImportedTensor::consume(y.ptr(), "y");
-        rh::python::ImportedTensor weights;
-        if (!sample_weight.is_none()) weights = rh::python::ImportedTensor::consume(sample_weight.ptr(), "sample_weight");
-        x.require("X", 2, bits(), device_);
-        const std::int64_t rows = x.extent(0);
-        targets.require("y", 1, bits(), device_);
-        if (targets.extent(0) != rows) fail("y has " + std::to_string(targets.extent(0)) + " rows, X has " +
-                                            std::to_string(rows));
-        if (!sample_weight.is_none()) {
-            weights.require("sample_weight", 1, bits(), device_);
-            if (weights.extent(0) != rows)
-                fail("sample_weight has " + std::to_string(weights.extent(0)) + " rows, X has " +
-                     std::to_string(rows));
-        }
-        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
-        batch.memory = RH_CUDA_MEMORY_DEVICE;
-        batch.dtype = dtype_;
-        batch.rows = rows;
-        batch.features = x.extent(1);
-        batch.X = x.data();
-        batch.y = targets.data();
-        batch.sample_weight = sample_weight.is_none() ? nullptr : weights.data();
-        batch.stream = 0;  // ordered by the export on the engine's stream
-        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), reinterpret_cast<std::uintptr_t>(batch.y),
-                                 reinterpret_cast<std::uintptr_t>(batch.sample_weight)};
-        return run_update(batch, config, coefficients_out.data());
+        const DeviceBatch device = device_batch(X, y, sample_weight);
+        return run_update(device.batch, config, coefficients_out.data());
+    }
+
+    // Consecutive slices of batch_size rows of one device batch, in one native call.
+    std::pair<std::vector<CudaUpdateDiagnostics>, rh::core::StateCounters> update_dlpack_batches(
+        nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
+        std::int64_t batch_size, HostArray coefficients_out) {
+        check_host(coefficients_out, d_, "out_coefficients");
+        const DeviceBatch device = device_batch(X, y, sample_weight);
+        return run_update_batches(device.batch, batch_size, config, coefficients_out.data());
     }
 
     // Device-resident prediction: X's capsule and out's (a writable vector of
@@ -266,36 +244,86 @@ private:
         return options;
     }
 
+    // A host batch's description (its arrays checked against each other).
+    rh_cuda_batch host_batch(HostArray& X, HostArray& y, std::optional<HostArray>& sample_weight) {
+        if (X.ndim() != 2) fail("X must be two-dimensional");
+        const std::int64_t rows = static_cast<std::int64_t>(X.shape(0));
+        check_host(y, rows, "y");
+        if (sample_weight) check_host(*sample_weight, rows, "sample_weight");
+        auto batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_HOST;
+        batch.dtype = dtype_of(X, "X");
+        batch.rows = rows;
+        batch.features = static_cast<std::int64_t>(X.shape(1));
+        batch.X = X.data();
+        batch.y = y.data();
+        batch.sample_weight = sample_weight ? sample_weight->data() : nullptr;
+        return batch;
+    }
+
+    // A device batch's tensors (consumed from their capsules; released with
+    // it) and its description.
+    struct DeviceBatch {
+        rh::python::ImportedTensor x, targets, weights;
+        rh_cuda_batch batch;
+    };
+    DeviceBatch device_batch(nb::handle X, nb::handle y, nb::handle sample_weight) {
+        DeviceBatch device;
+        device.x = rh::python::ImportedTensor::consume(X.ptr(), "X");
+        device.targets = rh::python::ImportedTensor::consume(y.ptr(), "y");
+        if (!sample_weight.is_none())
+            device.weights = rh::python::ImportedTensor::consume(sample_weight.ptr(), "sample_weight");
+        device.x.require("X", 2, bits(), device_);
+        const std::int64_t rows = device.x.extent(0);
+        device.targets.require("y", 1, bits(), device_);
+        if (device.targets.extent(0) != rows)
+            fail("y has " + std::to_string(device.targets.extent(0)) + " rows, X has " + std::to_string(rows));
+        if (!sample_weight.is_none()) {
+            device.weights.require("sample_weight", 1, bits(), device_);
+            if (device.weights.extent(0) != rows)
+                fail("sample_weight has " + std::to_string(device.weights.extent(0)) + " rows, X has " +
+                     std::to_string(rows));
+        }
+        auto& batch = device.batch;
+        batch = rh::cuda_abi::make<rh_cuda_batch>();
+        batch.memory = RH_CUDA_MEMORY_DEVICE;
+        batch.dtype = dtype_;
+        batch.rows = rows;
+        batch.features = device.x.extent(1);
+        batch.X = device.x.data();
+        batch.y = device.targets.data();
+        batch.sample_weight = sample_weight.is_none() ? nullptr : device.weights.data();
+        batch.stream = 0;  // ordered by the export on the engine's stream
+        last_device_pointers_ = {reinterpret_cast<std::uintptr_t>(batch.X), reinterpret_cast<std::uintptr_t>(batch.y),
+                                 reinterpret_cast<std::uintptr_t>(batch.sample_weight)};
+        return device;
+    }
+
     std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> run_update(const rh_cuda_batch& batch,
                                                                           const rh::core::SolverConfig& config,
                                                                           void* out) {
-        auto abi = rh::cuda_abi::make<rh_cuda_solver_config>();
-        abi.tau = config.tau;
-        abi.lambda_scale = config.lambda_scale;
-        abi.bandwidth_scale = config.bandwidth_scale;
-        abi.tol = config.tol;
-        abi.ridge = config.ridge;
-        abi.penalty = config.penalty == rh::core::Penalty::l1 ? RH_CUDA_PENALTY_L1 : RH_CUDA_PENALTY_NONE;
-        abi.max_iter = config.max_iter;
-        abi.fit_intercept = config.fit_intercept ? 1 : 0;
+        const rh_cuda_solver_config abi = abi_config(config);
         rh_cuda_diagnostics result;
         {
             nb::gil_scoped_release released;
             result = engine_.update(batch, abi, out);
         }
-        CudaUpdateDiagnostics diagnostics;
-        diagnostics.iterations = result.iterations;
-        diagnostics.converged = result.converged != 0;
-        diagnostics.stop_reason = static_cast<rh::core::StopReason>(result.stop_reason);
-        diagnostics.objective = result.objective;
-        diagnostics.lambda_value = result.lambda_value;
-        diagnostics.bandwidth = result.bandwidth;
-        diagnostics.solve_route = static_cast<rh::core::SolveRoute>(result.solve_route);
-        diagnostics.cholesky_solves = result.cholesky_solves;
-        diagnostics.lu_solves = result.lu_solves;
-        diagnostics.least_squares_solves = result.least_squares_solves;
-        diagnostics.host_syncs = result.host_syncs;
-        diagnostics.solver_path = solver_path_name(result.solver_path);
+        return {diagnostics_of(result), counters()};
+    }
+
+    // update_batches: one native call over the batch's slices, a diagnostics per slice.
+    std::pair<std::vector<CudaUpdateDiagnostics>, rh::core::StateCounters> run_update_batches(
+        const rh_cuda_batch& batch, std::int64_t batch_size, const rh::core::SolverConfig& config, void* out) {
+        if (batch_size < 1) fail("batch_size must be a positive integer");
+        const rh_cuda_solver_config abi = abi_config(config);
+        std::vector<rh_cuda_diagnostics> results;
+        {
+            nb::gil_scoped_release released;
+            results = engine_.update_batches(batch, batch_size, abi, out);
+        }
+        std::vector<CudaUpdateDiagnostics> diagnostics;
+        diagnostics.reserve(results.size());
+        for (const rh_cuda_diagnostics& result : results) diagnostics.push_back(diagnostics_of(result));
         return {diagnostics, counters()};
     }
 
@@ -310,21 +338,6 @@ private:
         if ((dtype_ == RH_CUDA_FLOAT64 && !f64) || (dtype_ == RH_CUDA_FLOAT32 && !f32))
             fail(std::string(name) + " must be of the engine's dtype");
         return dtype_;
-    }
-
-    static rh_cuda_state_counters to_abi(const rh::core::StateCounters& c) {
-        auto out = rh::cuda_abi::make<rh_cuda_state_counters>();
-        out.n_features_in = c.n_features_in;
-        out.n_samples_seen = c.n_samples_seen;
-        out.batch_count = c.batch_count;
-        out.previous_lambda = c.previous_lambda;
-        out.weight_sum = c.weight_sum;
-        out.fit_intercept = c.fit_intercept ? 1 : 0;
-        return out;
-    }
-    static rh::core::StateCounters from_abi(const rh_cuda_state_counters& c) {
-        return {c.n_features_in, c.fit_intercept != 0, c.n_samples_seen, c.batch_count, c.previous_lambda,
-                c.weight_sum};
     }
 
     uint8_t bits() const { return dtype_ == RH_CUDA_FLOAT64 ? 64 : 32; }
@@ -384,27 +397,8 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         },
         "capsule"_a, "what"_a, "ndim"_a, "bits"_a, "device_type"_a, "device_id"_a, "writable"_a = false);
     m.def("library_abi_version", &rh_cuda_abi_version, "the engine library's ABI version (major << 16 | minor)");
-    m.def("runtime_info", [] {
-        const rh_cuda_runtime_info info = rh::cuda_abi::runtime_info();
-        nb::dict out;
-        out["device_count"] = info.device_count;
-        out["runtime_version"] = info.runtime_version;
-        out["driver_version"] = info.driver_version;
-        return out;
-    });
-    m.def(
-        "device_info",
-        [](int device) {
-            const rh_cuda_device_info info = rh::cuda_abi::device_info(device);
-            nb::dict out;
-            out["device"] = info.device;
-            out["name"] = std::string(info.name);
-            out["compute_capability"] = nb::make_tuple(info.compute_capability_major, info.compute_capability_minor);
-            out["multiprocessors"] = info.multiprocessors;
-            out["total_memory_bytes"] = info.total_memory_bytes;
-            return out;
-        },
-        "device"_a);
+    m.def("runtime_info", &rh::python::runtime_info_dict);
+    m.def("device_info", &rh::python::device_info_dict, "device"_a);
 
     nb::class_<Engine>(m, "Engine")
         .def(
@@ -427,6 +421,12 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
              "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
         .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,
              "out_coefficients"_a.noconvert())
+        .def("update_host_batches", &Engine::update_host_batches, "X"_a.noconvert(), "y"_a.noconvert(),
+             "sample_weight"_a.noconvert().none(), "config"_a, "batch_size"_a, "out_coefficients"_a.noconvert(),
+             "consecutive slices of batch_size rows in one call: a diagnostics per slice, all slices or none")
+        .def("update_dlpack_batches", &Engine::update_dlpack_batches, "X"_a, "y"_a, "sample_weight"_a.none(),
+             "config"_a, "batch_size"_a, "out_coefficients"_a.noconvert(),
+             "consecutive slices of batch_size rows of a device batch in one call")
         .def("predict_host", &Engine::predict_host, "X"_a.noconvert(), "out"_a.noconvert())
         .def("predict_dlpack", &Engine::predict_dlpack, "X"_a, "out"_a)
         .def_prop_ro("stream", &Engine::stream, "the engine's cudaStream_t (device batches are exported on it)")

@@ -241,12 +241,13 @@ block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
-# The pending patches in the order they apply together (README there).
-PENDING_ORDER="cuda_host_exchange block_driver_warp block_solver_wide block_one_sync block_meat cuda_update_batches block_barriers_nonaligned pinned_blocks"
+# The pending patches in the order they apply together (README there). None
+# now: the eight of the eleventh session landed in the twelfth.
+PENDING_ORDER=""
 
 # The engine changes waiting in scripts/device/pending (README there), applied
-# to this copy of the tree in the order RH_PENDING names (default: all eight,
-# in the order they apply together). Run it before build.
+# to this copy of the tree in the order RH_PENDING names (default:
+# PENDING_ORDER, in the order they apply together). Run it before build.
 apply_pending() {
   set -e
   local name

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
-PHASES = ("residual_rows", "residual_sum", "score_rows", "gram_tiles", "gram_sum", "system", "cholesky")
+PHASES = ("residual_rows", "residual_sum", "score_rows", "gram_tiles", "gram_sum", "system", "cholesky", "value_check")
 CASE_MARK, PHASE_MARK = "RH_CASE ", "RH_PHASES "
 
 
@@ -83,10 +83,11 @@ def summarize(case: dict, lines: list[dict], wall: dict, clock_khz: float) -> di
     total = median("total")
     phases = {}
     for name in (*PHASES, "driver_own", "closing"):
-        cycles = statistics.median((line[name][0] if isinstance(line[name], list) else line[name]) for line in lines)
+        values = [line.get(name, [0, 0]) for line in lines]  # (an engine built before a phase existed: none)
+        cycles = statistics.median((v[0] if isinstance(v, list) else v) for v in values)
         entry = {"cycles": cycles, "us": cycles / clock_khz * 1e3, "share": cycles / total if total else 0.0}
-        if isinstance(lines[0][name], list):
-            entry["entries"] = statistics.median(line[name][1] for line in lines)
+        if isinstance(values[0], list):
+            entry["entries"] = statistics.median(v[1] for v in values)
         phases[name] = entry
     return {**case, "launches": len(lines), "blocks": lines[0]["blocks"], "iterations": median("iterations"),
             "total_cycles": total, "total_us": total / clock_khz * 1e3,

@@ -1,6 +1,7 @@
 """The CUDA engine's block solver: a small batch's whole update (core's own
 Newton and LAMM drivers over a block-cooperative evaluator, then the
-batch's closing) in one launch and one synchronization. It must agree with
+batch's closing) in one launch and one synchronization (the batch's value
+check in the launch when its weights are unit). It must agree with
 the multi-kernel pipeline (RH_CUDA_SOLVER=pipeline) and the NumPy reference
 to rounding, report its path, hand a system its Cholesky rung refuses to the
 pipeline with the pipeline's own bits, and leave larger batches (and
@@ -21,7 +22,12 @@ if importlib.util.find_spec("_renewable_huber_native_cuda") is None:  # skip onl
 
 from renewable_huber import RenewableHuberRegressor  # noqa: E402
 from renewable_huber.backends import native_cuda_backend as adapter  # noqa: E402
+from renewable_huber.config import checked_solver_config  # noqa: E402
+from renewable_huber.core.array_ops import NumpyOps  # noqa: E402
+from renewable_huber.core.data_terms import LocalDataTerms, row_weights  # noqa: E402
+from renewable_huber.core.update import batch_schedules, design_matrix  # noqa: E402
 from renewable_huber.exceptions import ValidationError  # noqa: E402
+from renewable_huber.state import RenewableHuberState  # noqa: E402
 
 gpu = pytest.mark.gpu
 
@@ -36,7 +42,9 @@ def contaminated(n, p, dtype, seed=0, weighted=False):
     return X.astype(dtype), y.astype(dtype), w
 
 
-def fit_stream(X, y, w, batch, **params):
+def fit_stream(X, y, w, batch, states=None, **params):
+    """The stream in batches of ``batch`` rows on native_cuda: the model and
+    each update's solver path (and each update's state into ``states``)."""
     model = RenewableHuberRegressor(backend="native_cuda", **params)
     paths = []
     with warnings.catch_warnings():
@@ -45,6 +53,8 @@ def fit_stream(X, y, w, batch, **params):
             part = slice(start, start + batch)
             model.partial_fit(X[part], y[part], None if w is None else w[part])
             paths.append(model._current_backend().last_native_diagnostics.solver_path)
+            if states is not None:
+                states.append(model.state_)
     return model, paths
 
 
@@ -123,13 +133,44 @@ def test_block_solver_agrees_with_the_pipeline_and_numpy(monkeypatch, dtype, pen
 
 @gpu
 @pytest.mark.parametrize("penalty", ["none", "l1"])
-def test_block_solver_serves_the_latency_class_in_two_synchronizations(penalty):
-    X, y, _ = contaminated(4096, 16, "float64", seed=1)
+def test_block_solver_serves_the_latency_class_in_one_synchronization(penalty):
+    X, y, w = contaminated(4096, 16, "float64", seed=1, weighted=True)
     model, paths = fit_stream(X, y, None, 4096, penalty=penalty)
     native = model._current_backend().last_native_diagnostics
     assert paths == ["block"]
-    assert native.host_syncs == 2  # the batch's checks, then the outcome and coefficients
+    assert native.host_syncs == 1  # the outcome and coefficients (the values checked in the launch)
     assert native.iterations == model.n_iter_ >= 1
+    model, paths = fit_stream(X, y, w, 4096, penalty=penalty)
+    assert paths == ["block"]
+    # weights: the batch's checks and its weight first, then the outcome
+    assert model._current_backend().last_native_diagnostics.host_syncs == 2
+
+
+@gpu
+@pytest.mark.parametrize("where", ["X", "y"])
+@pytest.mark.parametrize("path", ["auto", "pipeline"])
+def test_a_non_finite_device_batch_fails_alike_on_both_paths_and_changes_nothing(monkeypatch, path, where):
+    # Device arrays reach the engine unchecked: its value check (in the block
+    # solver's launch, or its own pass on the pipeline) is the one that fails them.
+    cupy = pytest.importorskip("cupy")
+    monkeypatch.setenv("RH_CUDA_SOLVER", path)
+    X, y, _ = contaminated(4096, 16, "float64", seed=10)
+    model = RenewableHuberRegressor(backend="native_cuda").fit(cupy.asarray(X), cupy.asarray(y))
+    assert model._current_backend().last_native_diagnostics.solver_path == ("block" if path == "auto" else path)
+    before = model.state_
+    bad_X, bad_y = X.copy(), y.copy()
+    if where == "X":
+        bad_X[17, 3] = np.inf
+    else:
+        bad_y[4000] = np.nan
+    with pytest.raises(ValidationError, match=f"^{where} must not contain NaN or infinite values$"):
+        model.partial_fit(cupy.asarray(bad_X), cupy.asarray(bad_y))
+    after = model.state_
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    np.testing.assert_array_equal(after.information, before.information)
+    assert (after.batch_count, after.n_samples_seen) == (before.batch_count, before.n_samples_seen)
+    model.partial_fit(cupy.asarray(X), cupy.asarray(y))  # still usable
+    assert model.state_.batch_count == 2
 
 
 @gpu
@@ -145,6 +186,7 @@ def test_a_refused_system_goes_to_the_pipeline_with_its_bits(monkeypatch):
     pipeline, _ = fit_stream(X, y, None, 600, **params)
     np.testing.assert_array_equal(model.state_.coefficients, pipeline.state_.coefficients)
     np.testing.assert_array_equal(model.state_.information, pipeline.state_.information)
+    np.testing.assert_array_equal(model.state_.meat, pipeline.state_.meat)  # the pipeline's meat pass, once
 
 
 @gpu
@@ -221,11 +263,85 @@ def test_fewer_larger_blocks_give_the_same_fit_to_rounding(monkeypatch, penalty)
 
 
 @gpu
-def test_a_callers_device_batch_is_waited_for_when_the_meat_pass_reads_it():
-    # With inference on, the meat's pass reads the batch after the solve's last synchronization;
-    # a caller's device arrays may be freed once the call returns, so the engine waits for it
-    # (one synchronization more), and not for a host batch, which it reads from its own copy.
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("features", [32, 63])  # d = 33 (the streaming class's) and 64, the wide kernel's most
+def test_the_block_choice_takes_the_wide_kernel_up_to_64_parameters(monkeypatch, features, dtype, penalty, weighted):
+    X, y, w = contaminated(6000, features, dtype, seed=8, weighted=weighted)
+    params = dict(dtype=dtype, penalty=penalty)
+    _, auto_paths = fit_stream(X, y, w, 2000, **params)
+    assert auto_paths == ["pipeline"] * 3  # auto keeps d > 32 on the pipeline
+    block_states, pipeline_states = [], []
+    monkeypatch.setenv("RH_CUDA_SOLVER", "block")
+    block, paths = fit_stream(X, y, w, 2000, states=block_states, **params)
+    assert paths == ["block"] * 3
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    pipeline, _ = fit_stream(X, y, w, 2000, states=pipeline_states, **params)
+    # float32 LAMM at d = 64 may stop at iterates a little apart (its stopping rule at float32's rounding)
+    rtol, atol = (1e-7, 1e-9) if dtype == "float64" else ((2e-3, 2e-4) if penalty == "none" else (1e-2, 2e-3))
+    np.testing.assert_allclose(block.state_.coefficients, pipeline.state_.coefficients, rtol=rtol, atol=atol)
+    # Not the two informations against each other: two correct solvers that stop an iteration
+    # apart under tol = 1e-6 give informations some 10x further apart than their coefficients
+    # (the curvature's sensitivity; native_cpu at tol 1e-6 against 1e-13 on these streams: J 6e-9
+    # to 4e-8 of its scale for coefficients 7e-10 to 2e-9 apart; the d = 33 float64 weighted case's
+    # 6e-9 on the H100 is that). Each one's information must be its own coefficients' instead.
+    for states in (block_states, pipeline_states):
+        assert_each_information_is_its_own_coefficients(states, X, y, w, 2000, block.get_params(),
+                                                         rel=1e-12 if dtype == "float64" else 1e-4)
+
+
+def assert_each_information_is_its_own_coefficients(states, X, y, w, batch, params, rel):
+    """Each update's information increment J_k - J_(k-1) is the curvature
+    Gram the NumPy oracle forms at the engine's own coefficients theta_k,
+    with that batch's bandwidth (ALGORITHM.md's closing), within ``rel`` of
+    J_k's largest entry (its small entries cancel)."""
+    config = checked_solver_config(params)
+    ops = NumpyOps(X.dtype)
+    before = RenewableHuberState.empty(X.shape[1], config.fit_intercept, X.dtype)
+    for k, after in enumerate(states):
+        part = slice(k * batch, (k + 1) * batch)
+        weights = row_weights(ops, None if w is None else w[part], len(y[part]))
+        schedules = batch_schedules(before, float(weights.sum()), X.shape[1], config)
+        data = LocalDataTerms(ops=ops, design=design_matrix(ops, X[part], config.fit_intercept), response=y[part],
+                              weights=weights, tau=ops.scalar(config.tau), bandwidth=ops.scalar(schedules.bandwidth))
+        expected = np.asarray(before.information) + data.curvature_gram(data.at(ops.asarray(after.coefficients)))
+        np.testing.assert_allclose(after.information, expected, rtol=0,
+                                   atol=rel * np.abs(expected).max(), err_msg=f"update {k + 1}")
+        before = after
+
+
+@gpu
+def test_past_64_parameters_the_block_choice_keeps_the_pipeline(monkeypatch):
+    X, y, _ = contaminated(2000, 64, "float64", seed=9)  # d = 65
+    monkeypatch.setenv("RH_CUDA_SOLVER", "block")
+    _, paths = fit_stream(X, y, None, 2000)
+    assert paths == ["pipeline"]
+
+
+@gpu
+def test_only_an_engine_that_may_run_the_wide_kernel_reserves_its_arrays(monkeypatch):
+    X, y, _ = contaminated(2000, 39, "float64", seed=11)  # d = 40: auto leaves it to the pipeline
+    block_matrices = 128 * 3 * 40 * 40 * 8  # the block solver's per-block matrices alone (kBlockSolverGrid blocks)
+    auto, _ = fit_stream(X, y, None, 2000)
+    monkeypatch.setenv("RH_CUDA_SOLVER", "block")
+    forced, paths = fit_stream(X, y, None, 2000)
+    assert paths == ["block"]
+    # the same batch's arrays otherwise (the pipeline reserves nothing of its own per batch)
+    extra = forced.cuda_features_["workspace_bytes"] - auto.cuda_features_["workspace_bytes"]
+    assert extra >= block_matrices
+
+
+
+@gpu
+@pytest.mark.parametrize("path", ["auto", "pipeline"])
+def test_a_callers_device_batch_is_waited_for_when_the_meat_pass_reads_it(monkeypatch, path):
+    # With inference on, the pipeline's meat pass reads the batch after the solve's last
+    # synchronization; a caller's device arrays may be freed once the call returns, so the engine
+    # waits for it (one synchronization more), and not for a host batch, which it reads from its
+    # own copy. The block solver forms the meat in its launch: nothing more to wait for.
     cupy = pytest.importorskip("cupy")
+    monkeypatch.setenv("RH_CUDA_SOLVER", path)
     X, y, _ = contaminated(4096, 16, "float64", seed=12)
 
     def syncs(model):
@@ -234,6 +350,33 @@ def test_a_callers_device_batch_is_waited_for_when_the_meat_pass_reads_it():
     with_meat = RenewableHuberRegressor(backend="native_cuda").fit(cupy.asarray(X), cupy.asarray(y))
     without = RenewableHuberRegressor(backend="native_cuda", inference=False).fit(cupy.asarray(X), cupy.asarray(y))
     host = RenewableHuberRegressor(backend="native_cuda").fit(X, y)
-    assert syncs(with_meat) == syncs(without) + 1
+    assert with_meat._current_backend().last_native_diagnostics.solver_path == ("block" if path == "auto" else path)
+    assert syncs(with_meat) == syncs(without) + (1 if path == "pipeline" else 0)
     assert syncs(host) == syncs(without)
     np.testing.assert_allclose(with_meat.bse_, host.bse_, rtol=1e-9)
+
+
+@gpu
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_the_meat_the_block_solver_forms_in_its_launch_is_the_pipelines(monkeypatch, dtype, weighted, fit_intercept):
+    # The meat (inference, penalty "none" only) closed in the block solver's launch, against the
+    # pipeline's meat pass and the NumPy reference's.
+    X, y, w = contaminated(3000, 12, dtype, seed=13, weighted=weighted)
+    params = dict(dtype=dtype, fit_intercept=fit_intercept)
+    block, paths = fit_stream(X, y, w, 1000, **params)
+    assert paths == ["block"] * 3 and block.state_.meat is not None
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    pipeline, _ = fit_stream(X, y, w, 1000, **params)
+    reference = RenewableHuberRegressor(backend="numpy", **params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for start in range(0, 3000, 1000):
+            part = slice(start, start + 1000)
+            reference.partial_fit(X[part], y[part], None if w is None else w[part])
+    for other, tolerance in ((pipeline, 1e-9), (reference, 1e-8)):
+        scale = np.abs(other.state_.meat).max()
+        np.testing.assert_allclose(block.state_.meat, other.state_.meat, rtol=0,
+                                   atol=scale * (tolerance if dtype == "float64" else 2e-3))
+    np.testing.assert_allclose(block.bse_, pipeline.bse_, rtol=1e-6 if dtype == "float64" else 1e-2)

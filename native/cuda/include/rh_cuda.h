@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 5
+#define RH_CUDA_ABI_VERSION_MINOR 6
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -246,7 +246,22 @@ RH_CUDA_API int32_t rh_cuda_engine_update(rh_cuda_engine_t engine, const rh_cuda
                                           const rh_cuda_solver_config* config, void* coefficients_out,
                                           rh_cuda_diagnostics* diagnostics);
 
-/* Puts back the state that the engine's last successful update replaced, so
+/* Consecutive slices of batch_size rows of one batch (the last may be
+ * shorter), each absorbed as rh_cuda_engine_update absorbs a batch: the
+ * state after the call is the state after that loop of updates, bit for
+ * bit. All slices or none: on failure the state is the one before the call
+ * and the error is the first failing slice's. diagnostics: count structs,
+ * one per slice (count = ceil(rows / batch_size) exactly), each with
+ * abi_version and struct_size set; coefficients_out: the last slice's
+ * coefficients (host, d values; may be NULL). After it, rh_cuda_engine_revert
+ * puts back the state before the call. (ABI 1.6) */
+RH_CUDA_API int32_t rh_cuda_engine_update_batches(rh_cuda_engine_t engine, const rh_cuda_batch* batch,
+                                                  int64_t batch_size, const rh_cuda_solver_config* config,
+                                                  void* coefficients_out, rh_cuda_diagnostics* diagnostics,
+                                                  int64_t count);
+
+/* Puts back the state that the engine's last successful update (or
+ * update_batches: the state before the call) replaced, so
  * a caller that could not record that update (interrupted before its own
  * commit) keeps its previous state. Valid once, and only until another
  * update or restore is attempted: RH_CUDA_INVALID_STATE otherwise. (ABI 1.3) */

@@ -5,10 +5,12 @@
 // Header-only; it uses nothing of the engine but rh_cuda.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "rh_cuda.h"
 
@@ -89,6 +91,15 @@ public:
                                void* coefficients_out) {
         auto diagnostics = make<rh_cuda_diagnostics>();
         check(rh_cuda_engine_update(handle_, &batch, &config, coefficients_out, &diagnostics));
+        return diagnostics;
+    }
+    // One diagnostics struct per slice of batch_size rows (ABI 1.6).
+    std::vector<rh_cuda_diagnostics> update_batches(const rh_cuda_batch& batch, int64_t batch_size,
+                                                    const rh_cuda_solver_config& config, void* coefficients_out) {
+        const int64_t slices = batch.rows < 1 || batch_size < 1 ? 0 : 1 + (batch.rows - 1) / batch_size;
+        std::vector<rh_cuda_diagnostics> diagnostics(static_cast<std::size_t>(slices), make<rh_cuda_diagnostics>());
+        check(rh_cuda_engine_update_batches(handle_, &batch, batch_size, &config, coefficients_out,
+                                            diagnostics.data(), slices));
         return diagnostics;
     }
     void revert() { check(rh_cuda_engine_revert(handle_)); }

@@ -87,6 +87,10 @@ StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device
     return staged;
 }
 
+void refuse_non_finite(const char* name) {
+    throw Failure(core::Status::non_finite_input, std::string(name) + " must not contain NaN or infinite values");
+}
+
 template <class T>
 double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
                           cudaStream_t stream) {
@@ -97,11 +101,10 @@ double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace
     RH_CUDA_CHECK(
         cudaMemcpyAsync(host_sums, ws.sums.data(), sizeof(double) * kBatchCheckSums, cudaMemcpyDeviceToHost, stream));
     RH_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (host_sums[kNonFiniteX] > 0) fail(core::Status::non_finite_input, "X must not contain NaN or infinite values");
-    if (host_sums[kNonFiniteY] > 0) fail(core::Status::non_finite_input, "y must not contain NaN or infinite values");
+    if (host_sums[kNonFiniteX] > 0) refuse_non_finite("X");
+    if (host_sums[kNonFiniteY] > 0) refuse_non_finite("y");
     if (!batch.weighted) return static_cast<double>(n);
-    if (host_sums[kNonFiniteW] > 0)
-        fail(core::Status::non_finite_input, "sample_weight must not contain NaN or infinite values");
+    if (host_sums[kNonFiniteW] > 0) refuse_non_finite("sample_weight");
     if (host_sums[kNegativeW] > 0) fail(core::Status::invalid_weights, "sample_weight must be non-negative");
     if (host_sums[kPositiveW] == 0) fail(core::Status::invalid_weights, "sample_weight must have a positive sum");
     return host_sums[kWeightSum];

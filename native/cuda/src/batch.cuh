@@ -37,8 +37,14 @@ StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device
 
 // The device checks of the staged values; returns the batch's weight
 // (sum w, in double). Throws core::EngineError with the validators' message.
+// (The block solver makes the same check in its launch for a batch of unit
+// weights: refuse_non_finite gives its failure the same words.)
 template <class T>
 double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
                           cudaStream_t stream);
+
+// The failure of a batch whose `name` (X, y, sample_weight) holds a NaN or
+// an infinity.
+[[noreturn]] void refuse_non_finite(const char* name);
 
 }  // namespace rh::cuda

@@ -1,10 +1,14 @@
 // A whole batch solve in one cooperative launch, for small batches: core's
-// own drivers (core::damped_newton, core::lamm) run on the device, in every
-// thread of every block on the same values, over an evaluator whose passes
-// over the rows the grid makes together (each block its share of the rows,
-// its partial sums, a grid barrier, then every block adds the partials in
-// block order: the same bits everywhere), then the batch is closed
-// (J_next = J + Z' diag(w kappa(r_hat)) Z) in the same launch. One launch
+// own drivers (core::damped_newton, core::lamm) run on the device, in the
+// first warp of every block on the same values (the driver warp; each of
+// its threads keeps its own copy of the driver's vectors), over an
+// evaluator whose steps the driver warp posts to its block's mailbox and
+// every thread of the grid runs together: passes over the rows (each block
+// its share of the rows, its partial sums, a grid barrier, then every block
+// adds the partials in block order: the same bits everywhere) and the
+// d-sized work. Then the batch is closed
+// (J_next = J + Z' diag(w kappa(r_hat)) Z, and the meat S_next = S +
+// Z' diag(w score(r_hat)^2) Z when the engine tracks it) in the same launch. One launch
 // and one synchronization replace the multi-kernel pipeline's ten or so
 // launches and one synchronization per iteration, which dominate an update
 // of a few thousand rows (the latency class: 0.8-1.3 ms per update with the
@@ -27,10 +31,13 @@
 
 namespace rh::cuda {
 
-// The most parameters the block solver serves (its drivers' per-thread
-// vectors), the most blocks of its grid, and the most row work it takes in
-// `auto`: rows * d (d + 1) / 2, the multiply-adds of one Gram.
+// The most parameters the block solver takes in `auto` (kBlockSolverParameters)
+// and when an engine asks for it (SolverChoice::block: kBlockSolverWidest,
+// a second kernel whose Cholesky arrays are in dynamic shared memory), the
+// most blocks of its grid, and the most row work it takes in `auto`:
+// rows * d (d + 1) / 2, the multiply-adds of one Gram.
 inline constexpr std::int64_t kBlockSolverParameters = 32;
+inline constexpr std::int64_t kBlockSolverWidest = 64;
 inline constexpr int kBlockSolverGrid = 128;
 inline constexpr std::int64_t kBlockSolverGramWork = std::int64_t{1} << 23;
 
@@ -46,9 +53,15 @@ inline std::int64_t block_solver_pass_partials(std::int64_t d) {
 }
 inline std::int64_t block_solver_partials(std::int64_t d) { return block_solver_pass_partials(d) + d + d * (d + 1) / 2; }
 
-inline bool block_solver_fits(std::int64_t d) { return d <= kBlockSolverParameters; }
+// d the block solver can take when an engine asks for it, and a batch `auto` gives it.
+inline bool block_solver_fits(std::int64_t d) { return d <= kBlockSolverWidest; }
 inline bool block_solver_serves(std::int64_t rows, std::int64_t d) {
-    return block_solver_fits(d) && rows * d * (d + 1) / 2 <= kBlockSolverGramWork;
+    return d <= kBlockSolverParameters && rows * d * (d + 1) / 2 <= kBlockSolverGramWork;
+}
+// Whether an engine of d parameters may run the block solver (its work
+// arrays are reserved with the engine's): `asked` when it asks for it.
+inline bool block_solver_may_run(bool asked, std::int64_t d) {
+    return asked ? block_solver_fits(d) : d <= kBlockSolverParameters;
 }
 
 // What the launch leaves for the host (device memory, then a pinned copy).
@@ -61,6 +74,7 @@ struct BlockOutcome {
     int cholesky_solves = 0;
     int majorizer_steps = 0;
     int needs_pipeline = 0;  // the Cholesky rung refused a system: nothing usable was written
+    int non_finite = 0;      // check_values: X (1) or y (2) holds a NaN or an infinity; nothing was solved
 };
 
 // One batch's problem, as the kernel sees it. Work arrays: r and r_trial,
@@ -81,6 +95,7 @@ struct BlockProblem {
     double lambda_value = 0.0;
     int max_iter = 0;
     double tol = 0.0;
+    bool check_values = false;  // the batch's value check in the launch (the engine's otherwise)
     T *r = nullptr, *r_trial = nullptr, *s = nullptr, *c = nullptr;
     T* matrices = nullptr;   // block_solver_matrices(d)
     T* vectors = nullptr;    // block_solver_vectors(d)
@@ -88,6 +103,10 @@ struct BlockProblem {
     SystemFlags* flags = nullptr;  // kBlockSolverGrid
     double* partials = nullptr;  // block_solver_partials(d)
     double* totals = nullptr;    // d + d (d + 1) / 2: a pass's sums over the blocks
+    // The meat when the engine tracks it (amendment 0003): the committed one
+    // in, the next out (staged), both null otherwise.
+    const T* meat_current = nullptr;
+    T* meat_next = nullptr;
     // Out: theta_hat and J_next (staged), the outcome.
     T* theta_next = nullptr;
     T* J_next = nullptr;
@@ -101,7 +120,7 @@ struct BlockProblem {
 // `tiles_per_block`: the tiles of kTileRows rows each block takes at least
 // (fewer blocks: cheaper grid barriers, longer passes).
 template <class T>
-int block_solver_capacity(int device);
+int block_solver_capacity(int device, std::int64_t d);
 int block_solver_grid(int capacity, std::int64_t rows, int tiles_per_block);
 // The tiles per block when the engine options leave it to the engine
 // (EngineOptions::block_tiles, a calibration knob).

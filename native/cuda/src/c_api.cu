@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/diagnostics.hpp"
 #include "core/status.hpp"
@@ -214,6 +215,30 @@ int32_t rh_cuda_engine_update(rh_cuda_engine_t handle, const rh_cuda_batch* batc
         const rh::core::SolverConfig core_config = abi::solver_config(*config);
         const rh::cuda::BatchInput input = abi::batch_input(*batch);
         *diagnostics = abi::abi_diagnostics(engine.update(input, core_config, coefficients_out));
+    });
+}
+
+int32_t rh_cuda_engine_update_batches(rh_cuda_engine_t handle, const rh_cuda_batch* batch, int64_t batch_size,
+                                      const rh_cuda_solver_config* config, void* coefficients_out,
+                                      rh_cuda_diagnostics* diagnostics, int64_t count) {
+    return engine_call(handle, [&](rh::cuda::Engine& engine) {
+        check_struct(batch, "batch");
+        check_struct(config, "solver config");
+        if (batch_size < 1)
+            throw rh::cuda::Failure(rh::core::Status::invalid_argument, "batch_size must be a positive integer");
+        const int64_t slices = batch->rows < 1 ? 0 : 1 + (batch->rows - 1) / batch_size;
+        if (count != slices)
+            throw rh::cuda::Failure(rh::core::Status::invalid_argument,
+                                    "diagnostics must hold one struct per slice (" + std::to_string(slices) + "), got " +
+                                        std::to_string(count));
+        if (diagnostics == nullptr && count > 0)
+            throw rh::cuda::Failure(rh::core::Status::invalid_argument, "diagnostics must not be null");
+        for (int64_t k = 0; k < count; ++k) check_struct(diagnostics + k, "diagnostics");
+        const rh::core::SolverConfig core_config = abi::solver_config(*config);
+        const rh::cuda::BatchInput input = abi::batch_input(*batch);
+        const std::vector<rh::cuda::UpdateReport> reports =
+            engine.update_batches(input, batch_size, core_config, coefficients_out);
+        for (std::size_t k = 0; k < reports.size(); ++k) diagnostics[k] = abi::abi_diagnostics(reports[k]);
     });
 }
 

@@ -49,7 +49,7 @@ CudaEngine<T>::CudaEngine(const EngineOptions& options)
       exchange_(p_, d_),
       driver_vectors_(static_cast<std::size_t>(7 * d_)) {
     DeviceGuard guard(device_);
-    ws_.reserve_parameters(device_, p_, d_);
+    ws_.reserve_parameters(device_, p_, d_, block_solver_may_run(solver_choice_ == SolverChoice::block, d_));
     solver_.reserve(device_, solver_handle_, d_);
     counters_.n_features_in = p_;
     counters_.fit_intercept = intercept_;
@@ -72,6 +72,7 @@ void CudaEngine<T>::restore_state(const HostState& state) {
     core::check_state_values(view);
     DeviceGuard guard(device_);
     revertible_ = false;
+    revert_to_before_ = false;
     if (meat != nullptr) {
         ws_.reserve_meat(device_, 0, d_);
         RH_CUDA_CHECK(cudaMemcpyAsync(ws_.meat_current.data(), meat, sizeof(T) * d_ * d_, cudaMemcpyHostToDevice,
@@ -112,6 +113,11 @@ void CudaEngine<T>::revert() {
     if (!revertible_)
         throw Failure(core::Status::invalid_state,
                       "no update to revert: the engine's state is not the one an update just committed");
+    if (revert_to_before_) {  // update_batches: the state before the call
+        DeviceGuard guard(device_);
+        restore_state_before();
+        return;
+    }
     // The commit's swaps, undone: the previous state never left the staged buffers.
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
@@ -136,7 +142,7 @@ EngineFeatures CudaEngine<T>::features() const {
     out.updates = updates_;
     out.host_syncs = host_syncs_;
     out.workspace_allocations = ws_.allocations() + solver_.allocations();
-    out.workspace_bytes = ws_.bytes() + solver_.bytes();
+    out.workspace_bytes = ws_.bytes() + solver_.bytes() + (staging_ ? staging_->bytes() : 0);
     out.graph_captures = newton_graph_.captures() + lamm_gradient_graph_.captures() + lamm_trial_graph_.captures();
     out.graph_replays = newton_graph_.replays() + lamm_gradient_graph_.replays() + lamm_trial_graph_.replays();
     out.graph_fallbacks = newton_graph_.fallbacks() + lamm_gradient_graph_.fallbacks() + lamm_trial_graph_.fallbacks();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "batch.cuh"
@@ -18,6 +19,7 @@
 #include "device_passes.cuh"
 #include "engine_internal.cuh"
 #include "graph_replay.cuh"
+#include "host_staging.cuh"
 #include "linear_solver.cuh"
 #include "objective.cuh"
 #include "workspace.cuh"
@@ -38,6 +40,8 @@ public:
     void copy_state(HostState& state) override;
     core::StateCounters counters() const override { return counters_; }
     UpdateReport update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) override;
+    std::vector<UpdateReport> update_batches(const BatchInput& batch, std::int64_t batch_size,
+                                             const core::SolverConfig& config, void* coefficients_out) override;
     void predict(const BatchInput& batch, void* out) override;
     void synchronize() override;
     EngineFeatures features() const override;
@@ -67,8 +71,11 @@ private:
     // The block solver's launch for a staged batch (solve and closing into
     // ws.theta_next and ws.J_next), its outcome and coefficients read back
     // in one synchronization. False when its Cholesky rung refused a system.
+    // `check_values`: the launch checks the batch's values first (a batch
+    // with a NaN or an infinity fails as check_batch_values fails it).
     bool solve_in_one_block(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                            const core::SolverConfig& config, double h, double lambda_value, BlockOutcome& outcome);
+                            const core::SolverConfig& config, double h, double lambda_value, bool check_values,
+                            BlockOutcome& outcome);
 
     std::int64_t p_, d_;
     bool intercept_;
@@ -88,6 +95,26 @@ private:
     // puts it back while `revertible_`.
     core::StateCounters previous_counters_;
     bool revertible_ = false;
+    // update_batches' state before the call (the device arrays in ws_'s
+    // *_before): what a failed slice goes back to, and what revert() puts
+    // back after a successful call of several slices (`revert_to_before_`).
+    struct StateBefore {
+        std::vector<T> host_theta;
+        core::StateCounters counters;
+    } before_;
+    bool revert_to_before_ = false;
+    void keep_state_before();
+    // The state before back (its host mirror and counters first, then the
+    // device copies, which throw on a broken device).
+    void restore_state_before();
+    // The staging buffers for slices of `rows` rows (false: no room; staging is let go).
+    bool staging_for(std::int64_t rows, bool weighted);
+    // The configuration and the counters, checked before an update touches anything.
+    void check_configuration(const core::SolverConfig& config) const;
+    // Slice k of `batch_size` rows of `batch`, in the batch's memory.
+    BatchInput slice_of(const BatchInput& batch, std::int64_t batch_size, std::int64_t k) const;
+    // update_batches' staging of large host slices (made on first use).
+    std::unique_ptr<HostStaging<T>> staging_;
     // Whether the engine accumulates the meat (the last restore gave one).
     bool tracks_meat_ = false;
     std::vector<T> host_theta_;       // the committed coefficients, mirrored on the host

@@ -11,41 +11,21 @@
 namespace rh::cuda {
 
 template <class T>
-void DevicePasses<T>::upload_point(const T* point) {
-    std::memcpy(host.upload.get(), point, sizeof(T) * d());
-    RH_CUDA_CHECK(
-        cudaMemcpyAsync(ws.theta.data(), host.upload.get(), sizeof(T) * d(), cudaMemcpyHostToDevice, stream));
+void DevicePasses<T>::send(const T* point, const PassInputs& inputs) {
+    std::memcpy(host.upload(), point, sizeof(T) * d());
+    *host.inputs() = inputs;
+    launch_receive<T>(stream, host.inputs(), ws.inputs.data(), d(), host.upload(), ws.theta.data());
 }
 
 template <class T>
-void DevicePasses<T>::upload_inputs(const PassInputs& inputs) {
-    *host.inputs.get() = inputs;
-    RH_CUDA_CHECK(
-        cudaMemcpyAsync(ws.inputs.data(), host.inputs.get(), sizeof(PassInputs), cudaMemcpyHostToDevice, stream));
+void DevicePasses<T>::send_trials() {
+    launch_receive<T>(stream, nullptr, nullptr, host.upload_count(), host.upload(), ws.trial_inputs.data());
 }
 
 template <class T>
-void DevicePasses<T>::upload_trials() {
-    RH_CUDA_CHECK(cudaMemcpyAsync(ws.trial_inputs.data(), host.upload.get(),
-                                  sizeof(T) * (d() + p() + 1) * kLammTrialsPerPass, cudaMemcpyHostToDevice, stream));
-}
-
-template <class T>
-void DevicePasses<T>::read_record() {
-    RH_CUDA_CHECK(
-        cudaMemcpyAsync(host.record.get(), ws.record.data(), sizeof(PassRecord), cudaMemcpyDeviceToHost, stream));
-}
-
-template <class T>
-void DevicePasses<T>::read_vector(const T* device_vector) {
-    RH_CUDA_CHECK(
-        cudaMemcpyAsync(host.vector.get(), device_vector, sizeof(T) * d(), cudaMemcpyDeviceToHost, stream));
-}
-
-template <class T>
-void DevicePasses<T>::read_candidates() {
-    RH_CUDA_CHECK(cudaMemcpyAsync(host.candidates.get(), ws.trial_candidates(), sizeof(T) * d() * kLammTrialsPerPass,
-                                  cudaMemcpyDeviceToHost, stream));
+void DevicePasses<T>::publish(bool system_flags, const T* vector, const T* values, std::int64_t n2) {
+    launch_publish<T>(stream, system_flags ? ws.system.data() : nullptr, host.record(), vector != nullptr ? d() : 0,
+                      vector, host.vector(), n2, values, host.candidates());
 }
 
 template <class T>
@@ -64,8 +44,8 @@ void DevicePasses<T>::start(const T* point) {
 template <class T>
 void DevicePasses<T>::point_pass() {
     start(ws.theta.data());
-    launch_record_losses(stream, ws.partials.data(), blocks(), 1, record());
-    launch_point_memory<T>(stream, terms, ws.theta.data(), 1, record());
+    launch_point_memory<T>(stream, terms, ws.theta.data(), 1, PassLosses{ws.partials.data(), blocks(), 1},
+                           &record()->point_loss, &record()->point_memory);
 }
 
 template <class T>
@@ -99,17 +79,15 @@ void DevicePasses<T>::halving_pass() {
                        ws.dz.data());
     launch_line_search_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(),
                                  terms.intercept ? ws.step.data() + p() : nullptr, batch.w, tau, ws.partials.data());
-    launch_record_losses(stream, ws.partials.data(), blocks(), kLineSearchSteps, record());
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 1.0, -1, kLineSearchSteps,
-                            ws.points.data(), record());
+                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kLineSearchSteps}, record());
 }
 
 template <class T>
 void DevicePasses<T>::doubling_pass() {
     launch_doubling_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(), batch.w, tau, ws.partials.data());
-    launch_record_losses(stream, ws.partials.data(), blocks(), kDoublingSteps, record());
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 2.0, 1, kDoublingSteps,
-                            ws.points.data(), record());
+                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kDoublingSteps}, record());
 }
 
 template <class T>
@@ -127,8 +105,8 @@ void DevicePasses<T>::lamm_trial_pass() {
     launch_lamm_trials<T>(stream, batch.rows, K, ws.r.data(), ws.trial_products.data(),
                           terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr, batch.w, tau,
                           ws.trial_residuals.data(), ws.partials.data());
-    launch_record_losses(stream, ws.partials.data(), blocks(), K, record());
-    launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, record());
+    launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, PassLosses{ws.partials.data(), blocks(), K},
+                           record()->losses, record()->memory);
 }
 
 template <class T>

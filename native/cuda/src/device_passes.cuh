@@ -19,16 +19,34 @@
 
 namespace rh::cuda {
 
-// The pinned host side of the passes' transfers.
+// The pinned host side of the passes' transfers, one allocation: the pass
+// record, the pass inputs, a d-vector read back (a step, a gradient), the
+// values the host sends (a point, or LAMM's trial inputs in
+// Workspace::trial_inputs' layout) and LAMM's trial points the device
+// proposed. The device reads and writes it directly (a kernel, no copy
+// engine: launch_receive, launch_publish, the memory kernels' record).
 template <class T>
-struct PassExchange {
+class PassExchange {
+public:
     PassExchange(std::int64_t p, std::int64_t d)
-        : vector(d), upload((d + p + 1) * kLammTrialsPerPass), candidates(d * kLammTrialsPerPass) {}
-    PinnedArray<PassRecord> record{1};
-    PinnedArray<PassInputs> inputs{1};
-    PinnedArray<T> vector;      // a step or a gradient read back (d)
-    PinnedArray<T> upload;      // a point (d), or LAMM's trial inputs (Workspace::trial_inputs' layout)
-    PinnedArray<T> candidates;  // LAMM's trial points the device proposed, read back (d x K)
+        : d_(d),
+          upload_count_((d + p + 1) * kLammTrialsPerPass),
+          bytes_(static_cast<std::int64_t>(aligned(sizeof(PassRecord)) + aligned(sizeof(PassInputs)) +
+                                           aligned(sizeof(T) * d) + aligned(sizeof(T) * upload_count_) +
+                                           aligned(sizeof(T) * d * kLammTrialsPerPass))) {}
+
+    PassRecord* record() const { return reinterpret_cast<PassRecord*>(bytes_.get()); }
+    PassInputs* inputs() const { return reinterpret_cast<PassInputs*>(at(aligned(sizeof(PassRecord)))); }
+    T* vector() const { return reinterpret_cast<T*>(at(aligned(sizeof(PassRecord)) + aligned(sizeof(PassInputs)))); }
+    T* upload() const { return vector() + aligned(sizeof(T) * d_) / sizeof(T); }
+    T* candidates() const { return upload() + aligned(sizeof(T) * upload_count_) / sizeof(T); }
+    std::int64_t upload_count() const { return upload_count_; }
+
+private:
+    static std::size_t aligned(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+    unsigned char* at(std::size_t offset) const { return bytes_.get() + offset; }
+    std::int64_t d_, upload_count_;
+    PinnedArray<unsigned char> bytes_;
 };
 
 template <class T>
@@ -47,26 +65,26 @@ struct DevicePasses {
     std::int64_t p() const { return terms.p; }
     std::int64_t d() const { return terms.d; }
     int blocks() const { return row_blocks(batch.rows); }
-    PassRecord* record() const { return ws.record.data(); }
-    SystemFlags* system() const { return &ws.record.data()->system; }
+    // The record the host reads (its pinned memory, written by the kernels)
+    // and the system's flags on the device.
+    PassRecord* record() const { return host.record(); }
+    SystemFlags* system() const { return ws.system.data(); }
 
-    // The host's values to the device: a point into ws.theta, the pass's
-    // inputs (the residual's move, the phi of LAMM's trials ahead), LAMM's
-    // trials as the host formed them (host.upload).
-    void upload_point(const T* point);
-    void upload_inputs(const PassInputs& inputs);
-    void upload_trials();
-    // The record, a device d-vector into host.vector, the device's trial
-    // points into host.candidates; the wait (counted).
-    void read_record();
-    void read_vector(const T* device_vector);
-    void read_candidates();
+    // The host's values to the device: a point into ws.theta and the pass's
+    // inputs (the residual's move, the phi of LAMM's trials ahead), read by
+    // one kernel; LAMM's trials as the host formed them (host.upload()).
+    void send(const T* point, const PassInputs& inputs);
+    void send_trials();
+    // What the host reads after a pass: the system's flags (with
+    // `system_flags`), a device d-vector into host.vector() and n2 values
+    // into host.candidates(); the wait (counted).
+    void publish(bool system_flags, const T* vector, const T* values = nullptr, std::int64_t n2 = 0);
     void wait();
 
     // r = y - Z point (point on the device) and the partial sums of w loss(r).
     void start(const T* point);
-    // F's parts at ws.theta: the residual there (start), record.losses[0]
-    // and record.memory[0].
+    // F's parts at ws.theta: the residual there (start), record.point_loss
+    // and record.point_memory.
     void point_pass();
     // The residual moved (ws.inputs), then s = w score(r), and with
     // `curvature` c = w kappa(r) and the Gram G of c.

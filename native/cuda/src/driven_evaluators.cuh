@@ -48,28 +48,33 @@ inline void launch_through(GraphReplay* graph, cudaStream_t stream, Launches&& l
 template <class T>
 class DeviceNewtonEvaluator {
 public:
-    DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph) : P(passes), graph_(graph) {}
+    // `launched_at`: d entries the evaluator keeps the point of a direction
+    // launched ahead in.
+    DeviceNewtonEvaluator(DevicePasses<T>& passes, GraphReplay* graph, T* launched_at)
+        : P(passes), graph_(graph), launched_at_(launched_at) {}
 
+    // f at the starting point and, in the same launches, the direction there
+    // (the driver's next call): one read-back for both.
     double start(const T* theta) {
-        P.upload_point(theta);
+        P.send(theta, PassInputs{0.0, -1});
         P.point_pass();
-        P.read_record();
+        direction_launches();
         P.wait();
-        const PassRecord& record = *P.host.record.get();
-        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+        std::memcpy(launched_at_, theta, sizeof(T) * P.d());
+        ahead_ = true;
+        const PassRecord& record = *P.host.record();
+        return record.point_loss / P.terms.weight_sum + record.point_memory;
     }
 
     core::SolveRoute direction(const T* theta, T* step) {
-        P.upload_point(theta);
-        P.upload_inputs(PassInputs{pending_t_, -1});
+        const bool launched = ahead_ && std::memcmp(launched_at_, theta, sizeof(T) * P.d()) == 0;
+        ahead_ = false;
+        if (!launched) {
+            P.send(theta, PassInputs{pending_t_, -1});
+            direction_launches();
+            P.wait();
+        }
         pending_t_ = 0.0;
-        launch_through(graph_, P.stream, [&] {
-            P.score(true);
-            P.score_products();
-            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
-            search_launches();
-        });
         return finish_direction(step);
     }
 
@@ -82,13 +87,13 @@ public:
         }
         launch_majorizer_matrix<T>(P.stream, P.terms, P.ws.G_majorizer.data(), P.ws.H.data(), P.system());
         search_launches();
+        P.wait();
         return finish_direction(step);
     }
 
     double trial(double t, const T*, double, const core::SearchSteps<T>& steps) {
         if (steps.kind == core::SearchSteps<T>::Kind::doubling && !doubling_ready_) {
             P.doubling_pass();
-            P.read_record();
             P.wait();
             keep(doubling_, kDoublingSteps);
             doubling_ready_ = true;
@@ -107,10 +112,7 @@ public:
 
     // After the driver: theta_hat on the device and the residual's last
     // move pending for the closing pass.
-    void finish(const T* theta_hat) {
-        P.upload_point(theta_hat);
-        P.upload_inputs(PassInputs{pending_t_, -1});
-    }
+    void finish(const T* theta_hat) { P.send(theta_hat, PassInputs{pending_t_, -1}); }
 
 private:
     struct Slots {
@@ -118,38 +120,47 @@ private:
         double memory[kPassPoints] = {};
     };
 
+    // The residual moved and scored, the Gram, the gradient and the system,
+    // then search_launches(): one graph when cuda_graphs is on.
+    void direction_launches() {
+        launch_through(graph_, P.stream, [&] {
+            P.score(true);
+            P.score_products();
+            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
+            search_launches();
+        });
+    }
+
     // The Cholesky rung's step from ws.H and ws.gradient, the halving pass
     // along it, the record and the step to the host: launches only.
     void search_launches() {
         P.solver.cholesky_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
                                P.ws.step.data(), P.system());
         P.halving_pass();
-        P.read_record();
-        P.read_vector(P.ws.step.data());
+        P.publish(true, P.ws.step.data());
     }
 
-    // After the search launches: the wait; the ladder's next rungs when the
-    // Cholesky rung refused the system, and the search again; the step.
+    // After the search launches and their wait: the ladder's next rungs when
+    // the Cholesky rung refused the system, and the search again; the step.
     core::SolveRoute finish_direction(T* step) {
-        P.wait();
         core::SolveRoute route = core::SolveRoute::cholesky;
-        if (!P.host.record.get()->system.step_ok) {
+        if (!P.host.record()->system.step_ok) {
             route = P.solver.fallback_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
-                                           P.ws.step.data(), P.system(), &P.host.record.get()->system, &P.syncs);
+                                           P.ws.step.data(), P.system(), &P.host.record()->system, &P.syncs);
             P.halving_pass();
-            P.read_record();
-            P.read_vector(P.ws.step.data());
+            P.publish(false, P.ws.step.data());
             P.wait();
         }
-        std::memcpy(step, P.host.vector.get(), sizeof(T) * P.d());
+        std::memcpy(step, P.host.vector(), sizeof(T) * P.d());
         keep(halving_, kLineSearchSteps);
-        along_ = P.host.record.get()->along;
+        along_ = P.host.record()->along;
         doubling_ready_ = false;
         return route;
     }
 
     void keep(Slots& slots, int count) {
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         for (int k = 0; k < count; ++k) {
             slots.losses[k] = record.losses[k];
             slots.memory[k] = record.memory[k];
@@ -170,6 +181,8 @@ private:
 
     DevicePasses<T>& P;
     GraphReplay* graph_;
+    T* launched_at_;
+    bool ahead_ = false;  // a direction was launched at launched_at_ with the starting point
     Slots halving_, doubling_;
     core::MemoryAlongStep along_;
     bool doubling_ready_ = false;
@@ -188,8 +201,11 @@ public:
           trial_graph_(trial_graph),
           current_(current) {}
 
-    double start(const T* theta) { return evaluate(theta); }
-    double move_to(const T* point, const T*) { return evaluate(point); }
+    // f at the starting point, or at a point the driver jumps to, and, in
+    // the same launches, the gradient there with its trials (the driver's
+    // next call): one read-back for both.
+    double start(const T* theta) { return evaluate(theta, true); }
+    double move_to(const T* point, const T*) { return evaluate(point, true); }
 
     // The gradient at the current point and, in the same launches, the
     // trials the driver is expected to try from it (at the phi it will
@@ -197,23 +213,16 @@ public:
     // next_iteration_phi of its phi; else the last trial's phi), their
     // points read back to be matched against the driver's.
     void gradient(const T* point, T* g) {
-        P.upload_point(point);
-        P.upload_inputs(PassInputs{0.0, pending_trial_, expected_phi_});
+        const bool launched = ahead_ && std::memcmp(current_, point, sizeof(T) * P.d()) == 0;
+        ahead_ = false;
+        if (!launched) {
+            P.send(point, PassInputs{0.0, pending_trial_, expected_phi_});
+            gradient_launches();
+            P.wait();
+        }
         pending_trial_ = -1;
-        launch_through(gradient_graph_, P.stream, [&] {
-            P.score(false);
-            P.score_products();
-            launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                               P.blocks(), P.ws.gradient.data());
-            P.propose_trials(P.ws.mask.data(), lambda_value_);
-            P.lamm_trial_pass();
-            P.read_record();
-            P.read_vector(P.ws.gradient.data());
-            P.read_candidates();
-        });
-        P.wait();
-        std::memcpy(g, P.host.vector.get(), sizeof(T) * P.d());
-        keep_trials(P.host.candidates.get(), expected_phi_);
+        std::memcpy(g, P.host.vector(), sizeof(T) * P.d());
+        keep_trials(P.host.candidates(), launched_phi_);
     }
 
     double dot(const T* a, const T* b) const { return core::index_order_dot(P.d(), a, b); }
@@ -242,25 +251,42 @@ public:
     // theta_hat on the device and the residual's last move pending for the
     // closing pass.
     void finish(const T* theta_hat) {
-        if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat);
-        P.upload_point(theta_hat);
-        P.upload_inputs(PassInputs{0.0, pending_trial_});
+        if (std::memcmp(current_, theta_hat, sizeof(T) * P.d()) != 0) evaluate(theta_hat, false);
+        P.send(theta_hat, PassInputs{0.0, pending_trial_});
     }
 
 private:
     static constexpr int K = kLammTrialsPerPass;
 
-    // f at a point from its residual formed anew; the point becomes current.
-    double evaluate(const T* point) {
-        P.upload_point(point);
+    // f at a point from its residual formed anew (with `ahead`, the
+    // gradient there too); the point becomes current.
+    double evaluate(const T* point, bool ahead) {
+        P.send(point, PassInputs{0.0, -1, expected_phi_});
         P.point_pass();
-        P.read_record();
+        if (ahead) gradient_launches();
         P.wait();
+        ahead_ = ahead;
         pending_trial_ = -1;
         cached_ = 0;
         std::memcpy(current_, point, sizeof(T) * P.d());
-        const PassRecord& record = *P.host.record.get();
-        return record.losses[0] / P.terms.weight_sum + record.memory[0];
+        const PassRecord& record = *P.host.record();
+        return record.point_loss / P.terms.weight_sum + record.point_memory;
+    }
+
+    // The residual moved and scored, the gradient, the trials at
+    // expected_phi_, 2 expected_phi_, ... proposed on the device, their pass,
+    // and what the host reads: one graph when cuda_graphs is on.
+    void gradient_launches() {
+        launched_phi_ = expected_phi_;
+        launch_through(gradient_graph_, P.stream, [&] {
+            P.score(false);
+            P.score_products();
+            launch_gradient<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
+                               P.blocks(), P.ws.gradient.data());
+            P.propose_trials(P.ws.mask.data(), lambda_value_);
+            P.lamm_trial_pass();
+            P.publish(false, P.ws.gradient.data(), P.ws.trial_candidates(), P.d() * K);
+        });
     }
 
     // The pass's slot of the trial at phi when this candidate was evaluated, else -1.
@@ -272,7 +298,7 @@ private:
 
     // The last pass's trials (points, phi from `phi` on), losses and memory.
     void keep_trials(const T* candidates, double phi) {
-        const PassRecord& record = *P.host.record.get();
+        const PassRecord& record = *P.host.record();
         candidates_ = candidates;
         for (int k = 0; k < K; ++k) {
             phis_[k] = phi;
@@ -287,7 +313,7 @@ private:
     // if each were rejected, formed on the host as the driver forms them.
     void evaluate_trials(const T* candidate, const T* change, double phi, const core::LammProposal<T>& propose) {
         const std::int64_t d = P.d(), p = P.p();
-        T* inputs = P.host.upload.get();
+        T* inputs = P.host.upload();
         T* feature_changes = inputs + d * K;
         T* intercept_changes = feature_changes + p * K;
         double trial_phi = phi;
@@ -305,9 +331,8 @@ private:
             intercept_changes[k] = P.terms.intercept ? column_change[p] : T(0);
         }
         launch_through(trial_graph_, P.stream, [&] {
-            P.upload_trials();
+            P.send_trials();
             P.lamm_trial_pass();
-            P.read_record();
         });
         P.wait();
         keep_trials(inputs, phi);  // the pinned upload holds the points until the next pass
@@ -315,7 +340,7 @@ private:
 
     // A change the evaluator forms for a trial ahead (d entries): the
     // pinned vector read-back's buffer, free while no gradient is read.
-    T* scratch_change() const { return P.host.vector.get(); }
+    T* scratch_change() const { return P.host.vector(); }
 
     DevicePasses<T>& P;
     double lambda_value_;
@@ -330,6 +355,8 @@ private:
     int last_trial_ = -1;     // the slot of the last trial answered
     int pending_trial_ = -1;  // the accepted trial's column, applied by the next scoring pass
     double expected_phi_ = core::kInitialPhi;  // the phi the driver's next trials start from
+    double launched_phi_ = core::kInitialPhi;  // the phi the last gradient pass's trials started from
+    bool ahead_ = false;  // the gradient at current_ was launched with its point's pass
 };
 
 }  // namespace rh::cuda

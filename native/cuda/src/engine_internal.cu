@@ -45,6 +45,19 @@ std::array<DeviceCounters, kMaxDevices>& device_counters() {
 
 }  // namespace
 
+void* PinnedHostAllocator::allocate(std::size_t bytes) {
+    void* pointer = nullptr;
+    RH_CUDA_CHECK(cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    return pointer;
+}
+
+BlockCache<PinnedHostAllocator>& pinned_blocks() {
+    // Never destroyed: its blocks are in use until the process ends, and freeing pinned memory
+    // after the CUDA runtime has shut down at exit is an error.
+    static auto* cache = new BlockCache<PinnedHostAllocator>();
+    return *cache;
+}
+
 void throw_cuda(cudaError_t error, const char* call, const char* file, int line) {
     cudaGetLastError();  // clear a sticky launch error so the engine stays usable
     core::Status status = core::Status::device_error;

@@ -14,10 +14,12 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/solver_config.hpp"
 #include "core/status.hpp"
 #include "engine_types.hpp"
+#include "pinned_blocks.hpp"
 
 namespace rh::cuda {
 
@@ -116,22 +118,30 @@ private:
     int device_ = -1;
 };
 
+// The process's pinned blocks (pinned_blocks.hpp): cudaHostAlloc, portable and mapped
+// (an engine on any device may get a block another one gave back; kernels may read and write it).
+struct PinnedHostAllocator {
+    static void* allocate(std::size_t bytes);
+};
+BlockCache<PinnedHostAllocator>& pinned_blocks();
+
 // Pinned host memory for what the engine reads back or uploads each update
-// (flags, sums, the penalty mask and history direction): `count` elements.
+// (flags, sums, the penalty mask and history direction): `count` elements,
+// a block of the process's cache, given back when the array goes (its
+// engine drains its stream before its members go).
 template <class T>
 class PinnedArray {
 public:
-    explicit PinnedArray(std::int64_t count) : count_(count) {
-        RH_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&values_), sizeof(T) * static_cast<std::size_t>(count)));
-    }
-    ~PinnedArray() { cudaFreeHost(values_); }
+    explicit PinnedArray(std::int64_t count)
+        : block_(pinned_blocks().acquire(sizeof(T) * static_cast<std::size_t>(count))), count_(count) {}
+    ~PinnedArray() { pinned_blocks().release(block_); }
     PinnedArray(const PinnedArray&) = delete;
     PinnedArray& operator=(const PinnedArray&) = delete;
-    T* get() const noexcept { return values_; }
+    T* get() const noexcept { return static_cast<T*>(block_.pointer); }
     std::int64_t size() const noexcept { return count_; }
 
 private:
-    T* values_ = nullptr;
+    BlockCache<PinnedHostAllocator>::Block block_;
     std::int64_t count_ = 0;
 };
 
@@ -147,11 +157,19 @@ public:
     // the engine's dtype on the host) unless null.
     virtual UpdateReport update(const BatchInput& batch, const core::SolverConfig& config,
                                 void* coefficients_out) = 0;
+    // Absorbs consecutive slices of `batch_size` rows of one batch (the last
+    // may be shorter), each as update() absorbs a batch; all of them or none
+    // (a failure leaves the state as it was before the call, and throws the
+    // failing slice's error). The last slice's coefficients into
+    // coefficients_out unless null; one report per slice.
+    virtual std::vector<UpdateReport> update_batches(const BatchInput& batch, std::int64_t batch_size,
+                                                     const core::SolverConfig& config, void* coefficients_out) = 0;
     virtual void predict(const BatchInput& batch, void* out) = 0;
     virtual void synchronize() = 0;
     virtual EngineFeatures features() const = 0;
-    // Puts back the state the last successful update replaced (once, and only
-    // until another update or restore is attempted).
+    // Puts back the state the last successful update (or update_batches:
+    // the state before the call) replaced (once, and only until another
+    // update or restore is attempted).
     virtual void revert() = 0;
     int device() const noexcept { return device_; }
 

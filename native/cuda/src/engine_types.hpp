@@ -57,6 +57,7 @@ struct BatchInput {
     const void* y = nullptr;
     const void* sample_weight = nullptr;  // null: unit weights
     std::uint64_t producer_stream = 0;    // a cudaStream_t, or 0
+    bool engine_owned = false;            // device memory the engine owns (update_batches' staging)
 };
 
 // The state on the host: d coefficients, the d x d information and, when

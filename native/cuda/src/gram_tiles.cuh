@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "block_barrier.cuh"
 #include "gram_kernels.cuh"
 #include "launch.cuh"
 
@@ -60,7 +61,7 @@ __device__ inline void accumulate_gram_tiles(std::int64_t n, std::int64_t p, boo
     const std::int64_t tiles = (n + kTileRows - 1) / kTileRows;
     for (std::int64_t t = first_tile; t < tiles; t += tile_stride) {
         const std::int64_t first = t * kTileRows;
-        __syncthreads();
+        block_barrier();
         for (int e = threadIdx.x; e < kTileRows * d; e += blockDim.x) {
             const int k = e / d, j = e - k * d;
             const std::int64_t i = first + k;
@@ -70,7 +71,7 @@ __device__ inline void accumulate_gram_tiles(std::int64_t n, std::int64_t p, boo
             if (c != nullptr) weight[k] = first + k < n ? c[first + k] : T(0);
             if (s != nullptr) score[k] = first + k < n ? s[first + k] : T(0);
         }
-        __syncthreads();
+        block_barrier();
         if (c != nullptr) {
             for (int o = 0; o < entries.owned; ++o) {
                 const int a = entries.a[o], b = entries.b[o];

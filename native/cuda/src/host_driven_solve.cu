@@ -6,11 +6,12 @@
 // solve (the line search, the majorizer's step, LAMM's trials and
 // acceleration, convergence) is core's; the engine supplies the passes.
 //
-// Host synchronizations: one for the starting point's f, one per Newton
-// direction (its search's trials come with it; a refused Cholesky rung and
-// the majorizer's doublings add theirs), one per LAMM iteration (its
-// gradient and its first kLammTrialsPerPass trials) and one per further
-// pass of trials, and one at the end.
+// Host synchronizations: one per Newton direction (its search's trials come
+// with it, the first direction with the starting point's f; a refused
+// Cholesky rung and the majorizer's doublings add theirs), one per LAMM
+// iteration (its gradient and its first kLammTrialsPerPass trials, with the
+// point's f when the driver jumped there) and one per further pass of
+// trials, and one at the end.
 #include <algorithm>
 
 #include "core/lamm_driver.hpp"
@@ -63,7 +64,7 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
         result = core::lamm(evaluator, d_, host_theta_.data(), mask, lambda_value, config.max_iter, config.tol, buffers);
         evaluator.finish(result.theta);
     } else {
-        DeviceNewtonEvaluator<T> evaluator(device, graph(newton_graph_));
+        DeviceNewtonEvaluator<T> evaluator(device, graph(newton_graph_), v + 6 * d_);
         result = core::damped_newton(evaluator, d_, host_theta_.data(), config.max_iter, config.tol, buffers,
                                      diagnostics);
         evaluator.finish(result.theta);

@@ -57,7 +57,7 @@ __global__ void min_norm_step_kernel(std::int64_t d, const T* U, const T* S, con
         const double s = static_cast<double>(S[k]);
         coefficient[k] = s > cutoff ? dot / s : 0.0;
     }
-    __syncthreads();
+    block_barrier();
     double bad = 0.0;
     for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
         double sum = 0.0;
@@ -86,7 +86,7 @@ __global__ void symmetric_min_norm_step_kernel(std::int64_t d, const T* Q, const
         const double value = static_cast<double>(lambda[k]);
         coefficient[k] = fabs(value) > cutoff ? dot / value : 0.0;
     }
-    __syncthreads();
+    block_barrier();
     double bad = 0.0;
     for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
         double sum = 0.0;

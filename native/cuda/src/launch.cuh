@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "block_barrier.cuh"
+
 namespace rh::cuda {
 
 inline constexpr int kThreads = 256;     // threads per block, every kernel
@@ -32,7 +34,7 @@ __device__ inline void store_block_sums(const double (&values)[K], double* parti
         for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_down_sync(0xffffffffu, x, offset);
         if (lane == 0) warp_sums[warp][k] = x;
     }
-    __syncthreads();
+    block_barrier();
     for (int k = threadIdx.x; k < K; k += blockDim.x) {
         double sum = 0.0;
         for (int w = 0; w < kWarps; ++w) sum += warp_sums[w][k];
@@ -55,15 +57,15 @@ __device__ inline double block_sum(double value) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
     if (lane == 0) warp_sums[warp] = value;
-    __syncthreads();
+    block_barrier();
     if (threadIdx.x == 0) {
         double sum = 0.0;
         for (int w = 0; w < kWarps; ++w) sum += warp_sums[w];
         total = sum;
     }
-    __syncthreads();
+    block_barrier();
     const double result = total;
-    __syncthreads();
+    block_barrier();
     return result;
 }
 
@@ -77,15 +79,15 @@ __device__ inline double block_max(double value) {
         value = other > value ? other : value;
     }
     if (lane == 0) warp_max[warp] = value;
-    __syncthreads();
+    block_barrier();
     if (threadIdx.x == 0) {
         double m = warp_max[0];
         for (int w = 1; w < kWarps; ++w) m = warp_max[w] > m ? warp_max[w] : m;
         total = m;
     }
-    __syncthreads();
+    block_barrier();
     const double result = total;
-    __syncthreads();
+    block_barrier();
     return result;
 }
 #endif

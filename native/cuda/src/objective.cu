@@ -69,12 +69,13 @@ __device__ inline double moved(double theta, double t, double step) { return __d
 
 template <class T>
 __global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, const T* step, double first,
-                                     int exponent_step, T* points, PassRecord* record) {
+                                     int exponent_step, T* points, PassLosses losses, PassRecord* record) {
     const int k = blockIdx.x;
+    if (threadIdx.x == 0) record->losses[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
     const T scaled = static_cast<T>(ldexp(first, k * exponent_step));
     T* point = points + static_cast<std::int64_t>(k) * terms.d;
     for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x) point[j] = moved(theta[j], scaled, step[j]);
-    __syncthreads();
+    block_barrier();
     const double memory = memory_value(terms, point);
     if (threadIdx.x == 0) record->memory[k] = memory;
     if (k != 0) return;
@@ -83,13 +84,31 @@ __global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, co
 }
 
 template <class T>
-__global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassRecord* record) {
-    const double memory = memory_value(terms, points + static_cast<std::int64_t>(blockIdx.x) * terms.d);
-    if (threadIdx.x == 0) record->memory[blockIdx.x] = memory;
+__global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassLosses losses, double* losses_out,
+                                    double* memory_out) {
+    const int k = blockIdx.x;
+    if (threadIdx.x == 0) losses_out[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
+    const double memory = memory_value(terms, points + static_cast<std::int64_t>(k) * terms.d);
+    if (threadIdx.x == 0) memory_out[k] = memory;
 }
 
-__global__ void record_losses_kernel(const double* partials, int blocks, int K, PassRecord* record) {
-    for (int k = threadIdx.x; k < K; k += blockDim.x) record->losses[k] = sum_partials(partials, blocks, K, k);
+template <class T>
+__global__ void publish_kernel(const SystemFlags* flags, PassRecord* record, std::int64_t n1, const T* values1,
+                               T* host1, std::int64_t n2, const T* values2, T* host2) {
+    if (flags != nullptr && blockIdx.x == 0 && threadIdx.x == 0) record->system = *flags;
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (std::int64_t i = first; i < n1; i += stride) host1[i] = values1[i];
+    for (std::int64_t i = first; i < n2; i += stride) host2[i] = values2[i];
+}
+
+template <class T>
+__global__ void receive_kernel(const PassInputs* host_inputs, PassInputs* inputs, std::int64_t n,
+                               const T* host_values, T* values) {
+    if (host_inputs != nullptr && blockIdx.x == 0 && threadIdx.x == 0) *inputs = *host_inputs;
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        values[i] = host_values[i];
 }
 
 template <class T>
@@ -126,20 +145,32 @@ void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const 
 
 template <class T>
 void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
-                          double first, int exponent_step, int count, T* points, PassRecord* record) {
-    search_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, theta, step, first, exponent_step, points, record);
+                          double first, int exponent_step, int count, T* points, const PassLosses& losses,
+                          PassRecord* record) {
+    search_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, theta, step, first, exponent_step, points, losses,
+                                                            record);
     RH_CUDA_LAUNCHED();
 }
 
 template <class T>
 void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
-                         PassRecord* record) {
-    point_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, points, record);
+                         const PassLosses& losses, double* losses_out, double* memory_out) {
+    point_memory_kernel<T><<<count, kThreads, 0, stream>>>(terms, points, losses, losses_out, memory_out);
     RH_CUDA_LAUNCHED();
 }
 
-void launch_record_losses(cudaStream_t stream, const double* partials, int blocks, int K, PassRecord* record) {
-    record_losses_kernel<<<1, 32, 0, stream>>>(partials, blocks, K, record);
+template <class T>
+void launch_publish(cudaStream_t stream, const SystemFlags* flags, PassRecord* record, std::int64_t n1,
+                    const T* values1, T* host1, std::int64_t n2, const T* values2, T* host2) {
+    publish_kernel<T><<<row_blocks(n1 > n2 ? n1 : n2), kThreads, 0, stream>>>(flags, record, n1, values1, host1, n2,
+                                                                              values2, host2);
+    RH_CUDA_LAUNCHED();
+}
+
+template <class T>
+void launch_receive(cudaStream_t stream, const PassInputs* host_inputs, PassInputs* inputs, std::int64_t n,
+                    const T* host_values, T* values) {
+    receive_kernel<T><<<row_blocks(n), kThreads, 0, stream>>>(host_inputs, inputs, n, host_values, values);
     RH_CUDA_LAUNCHED();
 }
 
@@ -156,8 +187,12 @@ void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, 
     template void launch_gradient<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const double*,    \
                                      int, T*);                                                                     \
     template void launch_search_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, double, int, \
-                                          int, T*, PassRecord*);                                                   \
-    template void launch_point_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, int, PassRecord*);      \
+                                          int, T*, const PassLosses&, PassRecord*);                                \
+    template void launch_point_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, int, const PassLosses&, \
+                                         double*, double*);                                                        \
+    template void launch_publish<T>(cudaStream_t, const SystemFlags*, PassRecord*, std::int64_t, const T*, T*,     \
+                                    std::int64_t, const T*, T*);                                                   \
+    template void launch_receive<T>(cudaStream_t, const PassInputs*, PassInputs*, std::int64_t, const T*, T*);     \
     template void launch_information_update<T>(cudaStream_t, std::int64_t, const T*, const T*, T*);
 RH_INSTANTIATE(float)
 RH_INSTANTIATE(double)

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/memory_along_step.hpp"
+#include "huber_kernels.cuh"
 
 namespace rh::cuda {
 
@@ -55,6 +56,8 @@ struct PassRecord {
     double memory[kPassPoints];
     core::MemoryAlongStep along;
     SystemFlags system;
+    double point_loss;    // a point's pass (the start, a point the driver jumps to),
+    double point_memory;  // kept apart from the trials a pass launched after it evaluates
 };
 
 // g = grad f(theta) (d) and H = (G + J)/N + ridge I (column-major, full;
@@ -79,24 +82,46 @@ template <class T>
 void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                      const double* s_partials, int blocks, T* g);
 
+// The losses the pass's row kernel left: the k-th of K sums over
+// `blocks` blocks' partials (block order), as the memory kernels below
+// write them into record->losses.
+struct PassLosses {
+    const double* partials = nullptr;
+    int blocks = 0;
+    int K = 0;
+};
+
 // The points theta - t_k step, t_k = first * 2^(k * exponent_step) for k <
 // count (each rounded in T as core::SearchSteps forms it), into `points`
-// (d x count, column-major); the memory part of f at each into
-// record->memory; the memory term's quadratic along the step into
-// record->along. One block per point.
+// (d x count, column-major); the memory part of f at each and its loss
+// into record->memory and record->losses; the memory term's quadratic
+// along the step into record->along. One block per point. `record` may be
+// the host's pinned record: the kernel writes it directly.
 template <class T>
 void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
-                          double first, int exponent_step, int count, T* points, PassRecord* record);
+                          double first, int exponent_step, int count, T* points, const PassLosses& losses,
+                          PassRecord* record);
 
-// The memory part of f at `count` points (d x count, column-major) into
-// record->memory. One block per point.
+// The memory part of f at `count` points (d x count, column-major) and
+// their losses into memory_out and losses_out (the host's pinned record's
+// fields, say). One block per point.
 template <class T>
 void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
-                         PassRecord* record);
+                         const PassLosses& losses, double* losses_out, double* memory_out);
 
-// record->losses[k] = the k-th of K sums over `blocks` blocks' partials
-// (block order), k < K.
-void launch_record_losses(cudaStream_t stream, const double* partials, int blocks, int K, PassRecord* record);
+// What the host reads after a pass, written into its pinned memory by the
+// device (no copy engine: a kernel): the system's flags into
+// record->system (when flags is not null) and up to two d-sized vectors.
+template <class T>
+void launch_publish(cudaStream_t stream, const SystemFlags* flags, PassRecord* record, std::int64_t n1,
+                    const T* values1, T* host1, std::int64_t n2, const T* values2, T* host2);
+
+// What the host's driver hands a pass, read by the device from its pinned
+// memory (a kernel): the pass inputs (when host_inputs is not null) and n
+// values.
+template <class T>
+void launch_receive(cudaStream_t stream, const PassInputs* host_inputs, PassInputs* inputs, std::int64_t n,
+                    const T* host_values, T* values);
 
 // J_next = J + G (G: SYRK's upper triangle, column-major; J row-major).
 template <class T>

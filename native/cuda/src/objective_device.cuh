@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "block_barrier.cuh"
 #include "core/solve_rule.hpp"
 #include "core/solver_rules.hpp"
 #include "launch.cuh"
@@ -50,7 +51,7 @@ __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* th
                               int blocks, T* g) {
     __shared__ double score_sum;
     if (threadIdx.x == 0) score_sum = sum_partials(s_partials, blocks, 1, 0);
-    __syncthreads();
+    block_barrier();
     auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
     for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
         const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
@@ -58,7 +59,7 @@ __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* th
         if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
         g[i] = static_cast<T>(gi);
     }
-    __syncthreads();
+    block_barrier();
 }
 
 // H = (G + J)/N + ridge I (column-major, full), its symmetry and 1-norm into
@@ -73,10 +74,10 @@ __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, co
         if (i == j) value += terms.ridge;
         H[e] = value;
     }
-    __syncthreads();
+    block_barrier();
     __shared__ int asymmetric;
     if (threadIdx.x == 0) asymmetric = 0;
-    __syncthreads();
+    block_barrier();
     double largest_column = 0.0;
     for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
         double column = 0.0;
@@ -104,52 +105,62 @@ __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, co
 // system (H symmetric, positive pivots, rcond > eps d, finite step). flags:
 // norm1 and symmetric as assemble_system_matrix set them; info, rcond,
 // step_ok. `Largest`: the d its shared arrays hold.
-template <class T, int Largest = kSmallSystem>
-__device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
-    __shared__ T L[Largest][Largest + 1];  // the factor, lower triangle (row, column)
-    __shared__ T inverse[Largest][Largest + 1];
-    __shared__ int failed;
+template <class T, int Largest>
+struct CholeskyShared {
+    T L[Largest][Largest + 1];  // the factor, lower triangle (row, column)
+    T inverse[Largest][Largest + 1];
+    int failed;
+};
+
+// The rung with its arrays where the caller keeps them (`shared`: in the
+// block's shared memory, static or dynamic).
+template <class T, int Largest>
+__device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared, std::int64_t d, const T* H,
+                                              const T* g, T* step, SystemFlags* flags) {
+    auto& L = shared.L;
+    auto& inverse = shared.inverse;
+    int& failed = shared.failed;
     if (threadIdx.x == 0) failed = 0;
     for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) L[e % d][e / d] = H[e];  // column-major H
-    __syncthreads();
+    block_barrier();
     for (std::int64_t k = 0; k < d; ++k) {
         if (threadIdx.x == 0) {
             const T pivot = L[k][k];
             if (!(pivot > T(0)) || !isfinite(pivot)) failed = 1;
             L[k][k] = sqrt(pivot > T(0) ? pivot : T(1));
         }
-        __syncthreads();
+        block_barrier();
         for (std::int64_t i = k + 1 + threadIdx.x; i < d; i += blockDim.x) L[i][k] /= L[k][k];
-        __syncthreads();
+        block_barrier();
         const std::int64_t rest = d - k - 1;
         for (std::int64_t e = threadIdx.x; e < rest * rest; e += blockDim.x) {
             const std::int64_t i = k + 1 + e / rest, j = k + 1 + e % rest;
             if (j <= i) L[i][j] -= L[i][k] * L[j][k];
         }
-        __syncthreads();
+        block_barrier();
     }
     // Forward: L Y = I, row by row, the columns (and the rows below) in parallel.
     for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) inverse[e / d][e % d] = e / d == e % d ? T(1) : T(0);
-    __syncthreads();
+    block_barrier();
     for (std::int64_t i = 0; i < d; ++i) {
         for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) inverse[i][c] /= L[i][i];
-        __syncthreads();
+        block_barrier();
         const std::int64_t rest = d - i - 1;
         for (std::int64_t e = threadIdx.x; e < rest * d; e += blockDim.x) {
             const std::int64_t m = i + 1 + e / d, c = e % d;
             inverse[m][c] -= L[m][i] * inverse[i][c];
         }
-        __syncthreads();
+        block_barrier();
     }
     // Back: L' X = Y, from the last row up.
     for (std::int64_t i = d - 1; i >= 0; --i) {
         for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) inverse[i][c] /= L[i][i];
-        __syncthreads();
+        block_barrier();
         for (std::int64_t e = threadIdx.x; e < i * d; e += blockDim.x) {
             const std::int64_t m = e / d, c = e % d;
             inverse[m][c] -= L[i][m] * inverse[i][c];
         }
-        __syncthreads();
+        block_barrier();
     }
     double largest_column = 0.0;
     for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
@@ -176,6 +187,13 @@ __device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* 
         flags->rcond = rcond;
         flags->step_ok = usable && bad == 0.0;
     }
+}
+
+// The rung with its arrays in static shared memory (d <= Largest).
+template <class T, int Largest = kSmallSystem>
+__device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
+    __shared__ CholeskyShared<T, Largest> shared;
+    small_cholesky_step_in(shared, d, H, g, step, flags);
 }
 
 }  // namespace rh::cuda

@@ -22,6 +22,7 @@ enum class Phase : int {
     gram_sum,       // the partials over the grid into every block's slice (two grid barriers)
     system,         // the Newton system from the Gram
     cholesky,       // the Cholesky rung: factor, inverse, rcond, step
+    value_check,    // the batch's NaNs and infinities counted over the grid (a grid barrier)
     count
 };
 
@@ -68,11 +69,11 @@ struct PhaseClocks {
                "\"iterations\": %d, \"total\": %lld, \"solve\": %lld, \"driver_own\": %lld, \"closing\": %lld, "
                "\"residual_rows\": [%lld, %d], \"residual_sum\": [%lld, %d], \"score_rows\": [%lld, %d], "
                "\"gram_tiles\": [%lld, %d], \"gram_sum\": [%lld, %d], \"system\": [%lld, %d], "
-               "\"cholesky\": [%lld, %d]}\n",
+               "\"cholesky\": [%lld, %d], \"value_check\": [%lld, %d]}\n",
                static_cast<long long>(rows), static_cast<long long>(d), element_bytes, l1, blocks, iterations, total,
                solved, solved - solved_phases, total - solved, cycles[0], entries[0], cycles[1], entries[1],
                cycles[2], entries[2], cycles[3], entries[3], cycles[4], entries[4], cycles[5], entries[5],
-               cycles[6], entries[6]);
+               cycles[6], entries[6], cycles[7], entries[7]);
     }
 };
 

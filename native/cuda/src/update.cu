@@ -1,8 +1,9 @@
 // One batch transition of the CUDA engine (ALGORITHM.md): the host's
 // checks, the batch staged and its values checked, the schedules and
 // surrogate terms, the solve (a small batch, block_solver_serves, in one
-// launch of the block solver, block_solver.cuh: two synchronizations per
-// update, the batch's checks and the outcome; any other batch, or one whose
+// launch of the block solver, block_solver.cuh: one synchronization per
+// update, the outcome, when the batch has unit weights and the launch checks
+// its values; two with weights, the batch's checks first; any other batch, or one whose
 // system the block solver's Cholesky rung refused, by core's driver on the
 // host over the device's passes, host_driven_solve.cu), the meat, and the
 // commit: nothing before the commit changes the state.
@@ -20,23 +21,32 @@ namespace rh::cuda {
 template <class T>
 UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) {
     // 1. Everything that can be checked on the host, before any device work.
-    core::check_config(config);
-    core::check_counters(counters_);
-    if (config.fit_intercept != intercept_)
-        throw Failure(core::Status::invalid_state, "state fit_intercept does not match the configuration");
+    check_configuration(config);
     check_batch_description(batch, element_type_of<T>(), device_, p_, true);
     core::check_room_for_batch(batch.rows, counters_);
     DeviceGuard guard(device_);
     revertible_ = false;  // the staged buffers, which hold the previous state, are written from here on
+    revert_to_before_ = false;
     update_syncs_ = 0;
     newton_graph_.new_batch();
     lamm_gradient_graph_.new_batch();
     lamm_trial_graph_.new_batch();
 
-    // 2. The batch on the device, its values checked, its weight.
+    // 2. The batch on the device, its values checked, its weight. A batch
+    //    for the block solver with unit weights weighs its rows: its values
+    //    are checked in the block solver's launch, which then has the
+    //    update's only synchronization.
     const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
-    const double batch_weight = check_batch_values<T>(staged, p_, ws_, host_sums_.get(), stream_);
-    ++update_syncs_;
+    const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
+                                                 ? block_solver_fits(d_)
+                                                 : solver_choice_ == SolverChoice::automatic &&
+                                                       block_solver_serves(staged.rows, d_));
+    const bool checked_in_block = try_block && !staged.weighted;
+    double batch_weight = static_cast<double>(staged.rows);
+    if (!checked_in_block) {
+        batch_weight = check_batch_values<T>(staged, p_, ws_, host_sums_.get(), stream_);
+        ++update_syncs_;
+    }
 
     // 3. Schedules and surrogate terms (the mask and history direction from
     //    the committed coefficients' host mirror).
@@ -56,12 +66,10 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     //    other (or one whose system the block's Cholesky rung refused) by
     //    core's driver on the host (host_driven_solve.cu). The coefficients
     //    are on the host either way.
-    const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
-                                                 ? block_solver_fits(d_)
-                                                 : solver_choice_ == SolverChoice::automatic &&
-                                                       block_solver_serves(staged.rows, d_));
+    if (tracks_meat_) ws_.reserve_meat(device_, staged.rows, d_);
     BlockOutcome block;
-    const bool solved_in_block = try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, block);
+    const bool solved_in_block =
+        try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, checked_in_block, block);
     SolveOutcome outcome;
     core::UpdateDiagnostics diagnostics;
     if (solved_in_block) {
@@ -74,14 +82,14 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
         outcome = solve_on_host(staged, surrogate, config, h, lambda_value, diagnostics);
     }
 
-    // The meat at theta_hat (launched here, ordered before anything that reads it).
-    if (tracks_meat_) {
-        ws_.reserve_meat(device_, staged.rows, d_);
+    // The meat at theta_hat: the block solver closed it in its launch;
+    // otherwise its pass is launched here (ordered before anything that reads it).
+    if (tracks_meat_ && !solved_in_block) {
         passes(staged, surrogate, config, h).close_meat();
         // The meat's pass reads the batch after the solve's last synchronization: a caller's device
         // batch (which the caller may free once this returns) is waited for. (Issue 28: fold the meat's
         // pass before that synchronization.)
-        if (batch.memory == BatchMemory::device) {
+        if (batch.memory == BatchMemory::device && !batch.engine_owned) {
             RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
             ++update_syncs_;
         }
@@ -115,9 +123,17 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
 }
 
 template <class T>
+void CudaEngine<T>::check_configuration(const core::SolverConfig& config) const {
+    core::check_config(config);
+    core::check_counters(counters_);
+    if (config.fit_intercept != intercept_)
+        throw Failure(core::Status::invalid_state, "state fit_intercept does not match the configuration");
+}
+
+template <class T>
 bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
                                        const core::SolverConfig& config, double h, double lambda_value,
-                                       BlockOutcome& outcome) {
+                                       bool check_values, BlockOutcome& outcome) {
     BlockProblem<T> problem;
     problem.rows = batch.rows;
     problem.p = p_;
@@ -134,6 +150,7 @@ bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const Surrog
     problem.lambda_value = lambda_value;
     problem.max_iter = config.max_iter;
     problem.tol = config.tol;
+    problem.check_values = check_values;
     problem.r = ws_.r.data();
     problem.r_trial = ws_.trial_residuals.data();
     problem.s = ws_.s.data();
@@ -144,10 +161,12 @@ bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const Surrog
     problem.flags = ws_.block_flags.data();
     problem.partials = ws_.block_partials.data();
     problem.totals = problem.partials + block_solver_pass_partials(d_);
-    if (block_capacity_ == 0) block_capacity_ = block_solver_capacity<T>(device_);
+    if (block_capacity_ == 0) block_capacity_ = block_solver_capacity<T>(device_, d_);
     problem.blocks = block_solver_grid(block_capacity_, batch.rows, block_tiles_);
     problem.theta_next = ws_.theta_next.data();
     problem.J_next = ws_.J_next.data();
+    problem.meat_current = tracks_meat_ ? ws_.meat_current.data() : nullptr;
+    problem.meat_next = tracks_meat_ ? ws_.meat_next.data() : nullptr;
     problem.outcome = ws_.outcome.data();
     launch_block_solver<T>(stream_, problem);
     RH_CUDA_CHECK(cudaMemcpyAsync(host_outcome_.get(), ws_.outcome.data(), sizeof(BlockOutcome),
@@ -157,6 +176,7 @@ bool CudaEngine<T>::solve_in_one_block(const StagedBatch<T>& batch, const Surrog
     RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ++update_syncs_;
     outcome = *host_outcome_.get();
+    if (outcome.non_finite != 0) refuse_non_finite(outcome.non_finite == 1 ? "X" : "y");
     return outcome.needs_pipeline == 0;
 }
 

@@ -6,7 +6,7 @@
 namespace rh::cuda {
 
 template <class T>
-void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d) {
+void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver) {
     constexpr std::int64_t K = kLammTrialsPerPass;
     for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) grow(*array, device, d);
     for (auto* array : {&J_current, &J_next, &G, &H, &G_majorizer}) grow(*array, device, d * d);
@@ -16,9 +16,9 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
     grow(sums, device, kBatchCheckSums);
     if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
-    grow(record, device, 1);
+    grow(system, device, 1);
     grow(inputs, device, 1);
-    if (block_solver_fits(d)) {
+    if (block_solver) {
         grow(block_matrices, device, block_solver_matrices(d));
         grow(block_vectors, device, block_solver_vectors(d));
         grow(block_score_sums, device, kBlockSolverGrid);
@@ -55,14 +55,21 @@ void Workspace<T>::reserve_meat(int device, std::int64_t n, std::int64_t d) {
 }
 
 template <class T>
+void Workspace<T>::reserve_state_before(int device, std::int64_t d, bool meat) {
+    grow(theta_before, device, d);
+    grow(J_before, device, d * d);
+    if (meat) grow(meat_before, device, d * d);
+}
+
+template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
-    std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + record.bytes() + inputs.bytes() +
+    std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + system.bytes() + inputs.bytes() +
                          outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &points, &trial_inputs, &G, &H, &G_majorizer, &block_matrices,
-                              &block_vectors,
-                              &meat_current, &meat_next, &meat_weights})
+                              &block_vectors, &meat_current, &meat_next, &meat_weights, &theta_before, &J_before,
+                              &meat_before})
         total += array->bytes();
     return total;
 }

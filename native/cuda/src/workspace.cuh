@@ -37,10 +37,10 @@ struct Workspace {
     // Amendment 0002's majorizer: the Gram with the row weights (formed once
     // per batch, on first need).
     DeviceArray<T> G_majorizer;
-    // The reductions' partials; what a pass gives back (its record) and the
-    // move of the residual the host decided (applied by the next scoring).
+    // The reductions' partials; the system's flags; what the host's driver
+    // hands a pass (the residual's move, the phi of LAMM's trials ahead).
     DeviceArray<double> partials, sums, gram_partials;
-    DeviceArray<PassRecord> record;
+    DeviceArray<SystemFlags> system;
     DeviceArray<PassInputs> inputs;
     // The block solver's (block_solver.cuh; only where d fits it): per block
     // the matrices, vectors, score sums and flags; the partial sums; its outcome.
@@ -48,14 +48,19 @@ struct Workspace {
     DeviceArray<double> block_score_sums, block_partials;
     DeviceArray<SystemFlags> block_flags;
     DeviceArray<BlockOutcome> outcome;
+    // update_batches' copy of the state before the call.
+    DeviceArray<T> theta_before, J_before, meat_before;
 
-    // Room for the state and work of d parameters (p features).
-    void reserve_parameters(int device, std::int64_t p, std::int64_t d);
+    // Room for the state and work of d parameters (p features), and the
+    // block solver's work arrays when `block_solver`.
+    void reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver);
     // Room for a batch of n rows; `host_batch`: also its staging copy.
     void reserve_rows(int device, std::int64_t n, std::int64_t p, std::int64_t d, bool host_batch, bool unit_weights,
                       cudaStream_t stream);
     // Room for the meat of d parameters and a batch of n rows' weights.
     void reserve_meat(int device, std::int64_t n, std::int64_t d);
+    // Room for update_batches' copy of the state (and of the meat when `meat`).
+    void reserve_state_before(int device, std::int64_t d, bool meat);
     // LAMM's trial inputs: candidates, feature changes, intercept changes.
     T* trial_candidates() const { return trial_inputs.data(); }
     T* trial_feature_changes(std::int64_t d) const { return trial_inputs.data() + d * kLammTrialsPerPass; }

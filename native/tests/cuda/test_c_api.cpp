@@ -4,6 +4,7 @@
 // With a device, engine lifecycle basics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <latch>
@@ -80,6 +81,8 @@ TEST(CudaAbi, NullAndMismatchedArgumentsAreInvalid) {
     EXPECT_EQ(rh_cuda_engine_synchronize(nullptr), RH_CUDA_INVALID_ARGUMENT);
     auto diagnostics = make<rh_cuda_diagnostics>();
     EXPECT_EQ(rh_cuda_engine_update(nullptr, nullptr, nullptr, nullptr, &diagnostics), RH_CUDA_INVALID_ARGUMENT);
+    EXPECT_EQ(rh_cuda_engine_update_batches(nullptr, nullptr, 10, nullptr, nullptr, &diagnostics, 1),
+              RH_CUDA_INVALID_ARGUMENT);
 }
 
 TEST(CudaAbi, MessagesAreCopiedIntoTheCallersBufferAndTruncated) {
@@ -231,4 +234,58 @@ TEST(CudaAbi, WithADeviceRevertPutsBackWhatTheLastUpdateReplaced) {
               RH_CUDA_NON_FINITE_INPUT);
     EXPECT_EQ(rh_cuda_engine_revert(engine.handle()), RH_CUDA_INVALID_STATE);
     EXPECT_EQ(copy_of(engine).information, again.information);  // the failure changed nothing
+}
+
+// rh_cuda_engine_update_batches (ABI 1.6): the loop of updates over the
+// slices, bit for bit, in one call; all slices or none; revert after it puts
+// back the state before the call.
+TEST(CudaAbi, WithADeviceUpdateBatchesIsTheLoopOfUpdatesAndAllOrNothing) {
+    if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    const auto config = solver_config();
+    HostBatch whole(1000, 0.2);
+    rh::cuda_abi::Engine looped(options()), batched(options());
+    for (int first = 0; first < 1000; first += 400) {
+        HostBatch slice = whole;  // the same values, the slice's rows
+        slice.batch.X = whole.X.data() + first * 3;
+        slice.batch.y = whole.y.data() + first;
+        slice.batch.rows = std::min(400, 1000 - first);
+        looped.update(slice.batch, config, nullptr);
+    }
+    std::vector<double> last(4);
+    const auto reports = batched.update_batches(whole.batch, 400, config, last.data());
+    ASSERT_EQ(reports.size(), 3u);
+    const HostCopy a = copy_of(looped), b = copy_of(batched);
+    EXPECT_EQ(a.coefficients, b.coefficients);
+    EXPECT_EQ(a.information, b.information);
+    EXPECT_EQ(b.coefficients, last);
+    EXPECT_EQ(b.counters.batch_count, 3);
+    EXPECT_EQ(b.counters.n_samples_seen, 1000);
+    // Refused before anything runs: a diagnostics count that is not the slices', a batch size below 1.
+    std::vector<rh_cuda_diagnostics> two(2, make<rh_cuda_diagnostics>());
+    EXPECT_EQ(rh_cuda_engine_update_batches(batched.handle(), &whole.batch, 400, &config, nullptr, two.data(), 2),
+              RH_CUDA_INVALID_ARGUMENT);
+    EXPECT_EQ(rh_cuda_engine_update_batches(batched.handle(), &whole.batch, 0, &config, nullptr, two.data(), 0),
+              RH_CUDA_INVALID_ARGUMENT);
+    // A NaN in the last slice: the error, and the state before the call.
+    HostBatch bad = whole;
+    bad.batch.X = bad.X.data();
+    bad.batch.y = bad.y.data();
+    bad.y[950] = std::nan("");
+    std::vector<rh_cuda_diagnostics> three(3, make<rh_cuda_diagnostics>());
+    EXPECT_EQ(rh_cuda_engine_update_batches(batched.handle(), &bad.batch, 400, &config, nullptr, three.data(), 3),
+              RH_CUDA_NON_FINITE_INPUT);
+    const HostCopy unchanged = copy_of(batched);
+    EXPECT_EQ(unchanged.coefficients, b.coefficients);
+    EXPECT_EQ(unchanged.information, b.information);
+    EXPECT_EQ(unchanged.counters.batch_count, 3);
+    EXPECT_EQ(rh_cuda_engine_revert(batched.handle()), RH_CUDA_INVALID_STATE);
+    // After a successful call, revert gives back the state before it, once.
+    batched.update_batches(whole.batch, 400, config, nullptr);
+    EXPECT_EQ(batched.counters().batch_count, 6);
+    ASSERT_EQ(rh_cuda_engine_revert(batched.handle()), RH_CUDA_OK);
+    const HostCopy reverted = copy_of(batched);
+    EXPECT_EQ(reverted.coefficients, b.coefficients);
+    EXPECT_EQ(reverted.information, b.information);
+    EXPECT_EQ(reverted.counters.batch_count, 3);
+    EXPECT_EQ(rh_cuda_engine_revert(batched.handle()), RH_CUDA_INVALID_STATE);
 }

@@ -26,7 +26,7 @@ from ..exceptions import (
 from ..state import RenewableHuberState
 
 #: the binding ABI both adapters speak (native/CMakeLists.txt, RH_NATIVE_ABI_VERSION)
-SUPPORTED_ABI_VERSION = 5
+SUPPORTED_ABI_VERSION = 6
 
 #: engine statuses that describe bad input or state rather than an engine failure
 VALIDATION_STATUSES = frozenset({"invalid_argument", "non_finite_input", "invalid_weights", "invalid_state"})

@@ -32,7 +32,7 @@ from .. import device_arrays
 from ..exceptions import BackendContractError, BackendUnavailableError, NativeEngineError, ValidationError
 from ..state import RenewableHuberState
 from . import native_adapter
-from .base import BackendCapabilities, update_each
+from .base import BackendCapabilities
 from .native_adapter import SUPPORTED_ABI_VERSION  # noqa: F401  (the ABI this adapter speaks)
 
 INSTALL_HINT = "pip install 'renewable-huber[native-cuda]'"
@@ -315,43 +315,44 @@ class NativeCudaBackend:
         sample_weight: Optional[Any],
         config: SolverConfig,
     ) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        next_state, (native,) = self._absorb(state, X, y, sample_weight, config, None)
+        return next_state, native_adapter.diagnostics(native)
+
+    def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                       config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
+        """Every slice in one native call (the engine's update_batches, C ABI
+        1.6): all slices or none, and the engine's revert after it puts back
+        the state before the call, which is what ``rollback`` asks of it."""
+        next_state, natives = self._absorb(state, X, y, sample_weight, config, int(batch_size))
+        return next_state, [native_adapter.diagnostics(native) for native in natives]
+
+    def _absorb(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                config: SolverConfig, batch_size: Optional[int]) -> tuple[RenewableHuberState, list[Any]]:
+        """The engine's update (``batch_size`` None) or update_batches: the
+        next state and the native diagnostics of each batch."""
         engine = self._current(state)
         coefficients = np.empty(state.n_parameters, dtype=self.dtype)
+        sized = () if batch_size is None else (batch_size,)
         try:
             if device_arrays.is_device_batch(X, y, sample_weight):
-                native, counters = engine.update_dlpack(
-                    *self._capsules(engine, X=X, y=y, sample_weight=sample_weight),
-                    self._native_config(config),
-                    coefficients,
-                )
+                absorb = engine.update_dlpack if batch_size is None else engine.update_dlpack_batches
+                natives, counters = absorb(*self._capsules(engine, X=X, y=y, sample_weight=sample_weight),
+                                           self._native_config(config), *sized, coefficients)
             else:
-                native, counters = engine.update_host(
-                    self._host_array(X),
-                    self._host_array(y),
-                    None if sample_weight is None else self._host_array(sample_weight),
-                    self._native_config(config),
-                    coefficients,
-                )
+                absorb = engine.update_host if batch_size is None else engine.update_host_batches
+                natives, counters = absorb(self._host_array(X), self._host_array(y),
+                                           None if sample_weight is None else self._host_array(sample_weight),
+                                           self._native_config(config), *sized, coefficients)
         except _native.EngineError as exc:
             raise _translate(exc) from None
         except _native.DlpackContractError as exc:
             raise BackendContractError(str(exc)) from None
+        natives = [natives] if batch_size is None else list(natives)
         self._version = next(_versions)
-        self.last_native_diagnostics = native
+        self.last_native_diagnostics = natives[-1]
         token = self._token(state)
         return (native_adapter.next_state(state, coefficients, token, counters, None if state.meat is None else token),
-                native_adapter.diagnostics(native))
-
-    def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
-                       config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
-        """The loop of ``update`` over the slices. The engine reverts one
-        update only, so before a second slice can commit, a host copy of the
-        committed state is kept for ``rollback`` (unless an upload in this
-        call already keeps what rollback needs)."""
-        resident = isinstance(state.information, ResidentInformation)
-        if int(X.shape[0]) > batch_size and self._undo is None and resident and self._version:
-            self._undo = self._undo_for(self._shape)
-        return update_each(self, state, X, y, sample_weight, config, batch_size)
+                natives)
 
     def _capsules(self, engine: Any, **arrays: Any) -> list[Any]:
         """DLPack capsules of device arrays on the engine's device, exported on

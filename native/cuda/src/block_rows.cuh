@@ -1,0 +1,210 @@
+// The block solver's work over a batch (block_solver.cu): the passes over
+// the rows, every thread of the grid together (each block its rows or tiles,
+// its partial sums, a grid barrier, then the partials added in block order
+// by one warp each: the same bits in every block), and each block's d-sized
+// work in its own slice of the work arrays (the gradient, the system and its
+// Cholesky rung). `Widest`: the most parameters the kernel that uses it
+// serves (its tiles and Cholesky arrays are sized for it).
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+
+#include "block_barrier.cuh"
+#include "block_solver.cuh"
+#include "core/huber.hpp"
+#include "gram_tiles.cuh"
+#include "launch.cuh"
+#include "objective_device.cuh"
+#include "phase_clocks.cuh"
+
+namespace rh::cuda {
+
+// The rows' weights of a Gram a score pass forms: none, the row weights w,
+// the curvature w kappa(r) (the Newton system, the batch's information), or
+// w score(r)^2 (the meat, amendment 0003: meat_weights_kernel's formula).
+enum class GramWeights { none, rows, curvature, meat };
+
+// The wide kernel's Cholesky arrays (block_solver.cu's block_dynamic_bytes).
+extern __shared__ __align__(16) unsigned char block_dynamic_shared[];
+
+// The sum over the grid's blocks of value `offset` of each block's partials
+// (`stride` apart), by one warp: lane l adds blocks l, l + 32, ... in order,
+// then the lanes in a fixed shuffle tree. Every warp that calls it gets the
+// same bits; every lane gets the sum.
+__device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t stride, std::int64_t offset,
+                                              int blocks) {
+    double value = 0.0;
+    for (int b = threadIdx.x & 31; b < blocks; b += 32) value += sums[b * stride + offset];
+    for (int shift = 16; shift > 0; shift >>= 1) value += __shfl_down_sync(0xffffffffu, value, shift);
+    return __shfl_sync(0xffffffffu, value, 0);
+}
+
+// The passes over the batch's rows, every thread of the grid together, and
+// this block's slices of the work arrays.
+template <class T, int Widest>
+struct BlockRows {
+    const BlockProblem<T>& problem;
+    int pass = 0;  // alternates the partial sums' two sets
+    PhaseClocks clocks;  // profiling builds only (phase_clocks.cuh)
+
+    __device__ std::int64_t entries() const { return problem.d * (problem.d + 1) / 2; }
+    __device__ T* G() const { return problem.matrices + (3 * blockIdx.x) * problem.d * problem.d; }
+    __device__ T* G_w() const { return G() + problem.d * problem.d; }
+    __device__ T* H() const { return G_w() + problem.d * problem.d; }
+    __device__ T* gradient() const { return problem.vectors + (3 * blockIdx.x) * problem.d; }
+    __device__ T* step() const { return gradient() + problem.d; }
+    __device__ T* gx() const { return step() + problem.d; }
+    __device__ double* score_sum() const { return problem.score_sums + blockIdx.x; }
+    __device__ SystemFlags* flags() const { return problem.flags + blockIdx.x; }
+
+    // This pass's partial sums: per block, the loss, Z' s (d) and the Gram's entries.
+    __device__ double* partials() {
+        return problem.partials + (pass++ & 1) * static_cast<std::int64_t>(kBlockSolverGrid) * per_block();
+    }
+    __device__ std::int64_t per_block() const { return 1 + problem.d + entries(); }
+
+    // The NaNs and infinities in X and in y, over the grid (the batch's value
+    // check; in every thread).
+    __device__ void count_non_finite(double& in_X, double& in_y) {
+        const BlockProblem<T>& P = problem;
+        double x = 0.0, y = 0.0;
+        const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+        const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+        for (std::int64_t e = first; e < P.rows * P.p; e += stride) x += isfinite(P.X[e]) ? 0.0 : 1.0;
+        for (std::int64_t i = first; i < P.rows; i += stride) y += isfinite(P.y[i]) ? 0.0 : 1.0;
+        double* sums = partials();
+        x = block_sum(x);
+        y = block_sum(y);
+        if (threadIdx.x == 0) {
+            sums[blockIdx.x * per_block()] = x;
+            sums[blockIdx.x * per_block() + 1] = y;
+        }
+        cooperative_groups::this_grid().sync();
+        in_X = warp_sum_over_blocks(sums, per_block(), 0, gridDim.x);
+        in_y = warp_sum_over_blocks(sums, per_block(), 1, gridDim.x);
+    }
+
+    // r_out = y - Z point; returns sum_i w_i loss(r_out_i) (block partials in block order).
+    __device__ double residual(const T* point, T* r_out) {
+        const BlockProblem<T>& P = problem;
+        const T intercept = P.intercept ? point[P.p] : T(0);
+        const T half_tau_squared = (T(0.5) * P.tau) * P.tau;
+        double loss = 0.0;
+        {
+            const PhaseTimer timer(clocks, Phase::residual_rows);
+            for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.rows;
+                 i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+                const T* x = P.X + i * P.p;
+                T fitted = T(0);
+                for (std::int64_t j = 0; j < P.p; ++j) fitted = fma(x[j], point[j], fitted);
+                const T ri = P.y[i] - (fitted + intercept);
+                r_out[i] = ri;
+                loss += static_cast<double>(P.w[i] * core::huber_loss_fast(ri, P.tau, half_tau_squared));
+            }
+        }
+        const PhaseTimer timer(clocks, Phase::residual_sum);
+        double* sums = partials();
+        loss = block_sum(loss);
+        if (threadIdx.x == 0) sums[blockIdx.x * per_block()] = loss;
+        cooperative_groups::this_grid().sync();  // publishes r_out and the partials to the grid
+        return warp_sum_over_blocks(sums, per_block(), 0, gridDim.x);  // every warp alike
+    }
+
+    // From the residual r: s = w score(r), and the rows' weights of the Gram
+    // (`kind`: c = w kappa(r), c = w score(r)^2, the row weights w, or no
+    // Gram), for this block's tiles; then Z' s into gx and score_sum and the
+    // Gram into G_out (this block's slice), added over the grid.
+    __device__ void score(const T* r, GramWeights kind, T* G_out) {
+        const BlockProblem<T>& P = problem;
+        const T inverse_two_h = T(1) / (T(2) * P.h);
+        const std::int64_t tiles = (P.rows + kTileRows - 1) / kTileRows;
+        {
+            const PhaseTimer timer(clocks, Phase::score_rows);
+            for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+                for (std::int64_t i = t * kTileRows + threadIdx.x; i < P.rows && i < (t + 1) * kTileRows;
+                     i += blockDim.x) {
+                    const T ri = r[i], wi = P.w[i], si = core::huber_score(ri, P.tau);
+                    P.s[i] = wi * si;
+                    if (kind == GramWeights::curvature)
+                        P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+                    else if (kind == GramWeights::meat)
+                        P.c[i] = wi * (si * si);
+                }
+            }
+            block_barrier();  // this block's tiles' s and c, read by this block only
+        }
+        const T* weights = kind == GramWeights::curvature || kind == GramWeights::meat
+                               ? P.c
+                               : (kind == GramWeights::rows ? P.w : nullptr);
+        const int d = static_cast<int>(P.d);
+        GramEntries owned(d);
+        double product = 0.0;
+        {
+            const PhaseTimer timer(clocks, Phase::gram_tiles);
+            accumulate_gram_tiles<T, Widest>(P.rows, P.p, P.intercept, P.X, weights, P.s,
+                                                              blockIdx.x, gridDim.x, owned, product);
+        }
+        const PhaseTimer timer(clocks, Phase::gram_sum);
+        double* sums = partials();
+        double* mine = sums + blockIdx.x * per_block();
+        if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
+        if (weights != nullptr)
+            for (int o = 0, e = threadIdx.x; o < owned.owned; ++o, e += blockDim.x) mine[1 + d + e] = owned.sums[o];
+        // The totals: each by one warp of the grid (warp_sum_over_blocks), then
+        // read by every block.
+        auto grid = cooperative_groups::this_grid();
+        grid.sync();
+        const int count = d + (weights != nullptr ? static_cast<int>(entries()) : 0);
+        const int warp = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x >> 5);
+        for (int k = warp; k < count; k += static_cast<int>(gridDim.x) * kWarps) {
+            const double total = warp_sum_over_blocks(sums, per_block(), 1 + k, gridDim.x);
+            if ((threadIdx.x & 31) == 0) P.totals[k] = total;
+        }
+        grid.sync();
+        for (int j = threadIdx.x; j < d; j += blockDim.x) {
+            if (j < P.p) gx()[j] = static_cast<T>(P.totals[j]);
+            else *score_sum() = P.totals[j];
+        }
+        if (!P.intercept && threadIdx.x == 0) *score_sum() = 0.0;
+        if (weights != nullptr) {
+            for (int e = threadIdx.x; e < static_cast<int>(entries()); e += blockDim.x) {
+                int a, c;
+                entry_pair(e, d, a, c);
+                G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(P.totals[d + e]);
+            }
+        }
+        block_barrier();
+    }
+
+    // The Newton (or majorizer) system from the Gram G and the gradient, and
+    // the Cholesky rung's step into step() (its verdict in flags()).
+    __device__ void solve_system(const T* G) {
+        {
+            const PhaseTimer timer(clocks, Phase::system);
+            assemble_system_matrix(problem.terms, G, H(), flags());
+            block_barrier();
+        }
+        const PhaseTimer timer(clocks, Phase::cholesky);
+        if constexpr (Widest <= kBlockSolverParameters) {
+            small_cholesky_step<T, Widest>(problem.d, H(), gradient(), step(), flags());
+        } else {  // past the static shared memory's 48 KB: the launch's dynamic shared memory
+            small_cholesky_step_in(*reinterpret_cast<CholeskyShared<T, Widest>*>(block_dynamic_shared), problem.d, H(),
+                                   gradient(), step(), flags());
+        }
+        block_barrier();
+    }
+
+    // F = loss / N + the memory part, at a point whose residual was just formed.
+    __device__ double objective(double data, const T* point) const {
+        return data / problem.terms.weight_sum + memory_value(problem.terms, point);
+    }
+
+    // grad f at `point` from the scores of the current residual (Z' s formed).
+    __device__ void gradient_at(const T* point) const {
+        gradient_into(problem.terms, point, gx(), score_sum(), 1, gradient());
+    }
+};
+
+}  // namespace rh::cuda
