@@ -335,7 +335,10 @@ ab_builds() {
 # changes) and installed with that prefix's src into a folder of its own;
 # then all of them in one benchmark_cpu_engines.py run, rounds rotating, the
 # first engine (main) the reference of the ratios, device-fed
-# (RH_LADDER_FEED=host: host-fed), RH_LADDER_CLASSES (default the four):
+# (RH_LADDER_FEED=host: host-fed), RH_LADDER_CLASSES (default the four);
+# RH_LADDER_BASE (default HEAD): the commit whose tree and whose pending
+# patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
+# RH_PENDING naming them):
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
 LADDER_TREE=/tmp/rh-ladder
 ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
@@ -344,15 +347,15 @@ ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
 }
 ladder() {
   set -e
-  local feed=${RH_LADDER_FEED:-device} suffix="" name start
+  local feed=${RH_LADDER_FEED:-device} suffix="" name start base=${RH_LADDER_BASE:-HEAD}
   [[ $feed == device ]] && suffix="@device"
   rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-*
   git worktree prune
-  git worktree add --detach "$LADDER_TREE" HEAD
+  git worktree add --detach "$LADDER_TREE" "$base"
   local labels=(main)
   start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
   for name in ${RH_PENDING:-$PENDING_ORDER}; do
-    (cd "$LADDER_TREE" && git apply -C1 "$ROOT/scripts/device/pending/$name.patch")
+    git show "$base:scripts/device/pending/$name.patch" | (cd "$LADDER_TREE" && git apply -C1)
     start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
     labels+=("$name")
   done
