@@ -241,9 +241,9 @@ block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
-# The pending patches in the order they apply together (README there). None
-# now: the eight of the eleventh session landed in the twelfth.
-PENDING_ORDER=""
+# The pending patches in the order they apply together (README there). The
+# eight of the eleventh session landed in the twelfth; one since.
+PENDING_ORDER="host_check_at_first_read"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
