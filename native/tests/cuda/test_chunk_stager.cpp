@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "byte_pattern.hpp"
 #include "chunk_stager.hpp"
 #include "reuse_pool.hpp"
 
@@ -31,12 +32,7 @@ using rh::cuda::CopySpan;
 using rh::cuda::ReusePool;
 using rh::cuda::spans_within;
 using rh::cuda::StagingJob;
-
-std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed) {
-    std::vector<unsigned char> out(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>((i * 131 + seed * 17 + i / 7) & 0xff);
-    return out;
-}
+using rh::test::pattern;
 
 // A copy engine: transfers queue in order and run on its thread, each a
 // little later; wait_slot(s) returns once slot s's last queued transfer ran.
@@ -113,6 +109,13 @@ struct Ring {
     std::vector<unsigned char*> pointers;
 };
 
+// A job's transfer: slot s's chunk to destination + offset through the simulated copy engine.
+auto to_device(SimulatedCopyEngine& engine, const Ring& ring, unsigned char* destination) {
+    return [&engine, &ring, destination](int s, std::size_t offset, std::size_t bytes) {
+        engine.transfer(s, destination + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
+    };
+}
+
 }  // namespace
 
 TEST(SpansWithin, MapsAnyRangeOfTheConcatenationOntoTheDestination) {
@@ -153,9 +156,10 @@ TEST(ChunkedSliceStager, EverySliceArrivesExactlyThroughARingOfFewerChunks) {
                 StagingJob job;
                 job.sources = {{nullptr, X.data(), X.size()}, {nullptr, y.data(), 0}, {nullptr, y.data(), y.size()}};
                 job.begin = [&] { ++begun; };
-                job.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
+                job.transfer = [&, send = to_device(engine, ring, device.data())](int s, std::size_t offset,
+                                                                                  std::size_t bytes) {
                     ASSERT_LE(bytes, chunk);
-                    engine.transfer(s, device.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
+                    send(s, offset, bytes);
                 };
                 job.end = [&] { ++ended; };
                 stager.start(std::move(job));
@@ -185,9 +189,7 @@ TEST(ChunkedSliceStager, StartWaitsForTheJobBeforeItAndJobsRunInOrder) {
     for (std::size_t k = 0; k < sources.size(); ++k) {
         StagingJob job;
         job.sources = {{nullptr, sources[k].data(), sources[k].size()}};
-        job.transfer = [&, k](int s, std::size_t offset, std::size_t bytes) {
-            engine.transfer(s, devices[k].data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
-        };
+        job.transfer = to_device(engine, ring, devices[k].data());
         job.end = [&ended, k] { ended.push_back(static_cast<int>(k)); };  // one job at a time: no lock needed
         stager.start(std::move(job));
     }
@@ -227,9 +229,7 @@ TEST(ChunkedSliceStager, AFailingTransferIsRethrownOnceAndTheStagerGoesOn) {
     std::vector<unsigned char> device(source.size(), 0);
     StagingJob good;
     good.sources = {{nullptr, source.data(), source.size()}};
-    good.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
-        engine.transfer(s, device.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
-    };
+    good.transfer = to_device(engine, ring, device.data());
     stager.start(std::move(good));
     stager.wait();
     engine.drain();
@@ -249,8 +249,8 @@ TEST(ChunkedSliceStager, ASlotWhoseTransferQueuedItsReadThenFailedIsWaitedForBef
     std::vector<unsigned char> device(16, 0);
     StagingJob failing;
     failing.sources = {{nullptr, first.data(), first.size()}};
-    failing.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
-        engine.transfer(s, device.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
+    failing.transfer = [send = to_device(engine, ring, device.data())](int s, std::size_t offset, std::size_t bytes) {
+        send(s, offset, bytes);
         throw std::runtime_error("the event could not be recorded");
     };
     stager.start(std::move(failing));
@@ -258,9 +258,7 @@ TEST(ChunkedSliceStager, ASlotWhoseTransferQueuedItsReadThenFailedIsWaitedForBef
     std::vector<unsigned char> again(16, 0);
     StagingJob next;
     next.sources = {{nullptr, second.data(), second.size()}};
-    next.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
-        engine.transfer(s, again.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
-    };
+    next.transfer = to_device(engine, ring, again.data());
     stager.start(std::move(next));
     stager.wait();
     engine.drain();
@@ -286,8 +284,8 @@ TEST(ChunkedSliceStager, AnAbandonedJobStopsBeforeItsNextChunkWithoutItsEnd) {
     ChunkedSliceStager stager(ring.pointers, 1024, 2, [&](int s) { engine.wait_slot(s); });
     StagingJob job;
     job.sources = {{nullptr, source.data(), source.size()}};
-    job.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
-        engine.transfer(s, device.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
+    job.transfer = [&, send = to_device(engine, ring, device.data())](int s, std::size_t offset, std::size_t bytes) {
+        send(s, offset, bytes);
         if (++transfers == 2) stager.abandon();  // the owner goes while the job is in flight
     };
     job.end = [&] { ended = true; };
@@ -310,9 +308,7 @@ TEST(ChunkedSliceStager, StopsWithAJobInFlightAndWithoutAny) {
             ChunkedSliceStager stager(ring.pointers, 1024, 2, [&](int s) { engine.wait_slot(s); });
             StagingJob job;
             job.sources = {{nullptr, source.data(), source.size()}};
-            job.transfer = [&](int s, std::size_t offset, std::size_t bytes) {
-                engine.transfer(s, device.data() + offset, ring.pointers[static_cast<std::size_t>(s)], bytes);
-            };
+            job.transfer = to_device(engine, ring, device.data());
             stager.start(std::move(job));
         }  // the destructor abandons the job at a chunk's end (or finds it done), then joins
         engine.drain();

@@ -10,18 +10,15 @@
 #include <numeric>
 #include <vector>
 
+#include "byte_pattern.hpp"
 #include "host_slice_copier.hpp"
 
 namespace {
 
 using rh::cuda::CopySpan;
 using rh::cuda::HostSliceCopier;
+using rh::test::pattern;
 
-std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed) {
-    std::vector<unsigned char> out(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>((i * 131 + seed * 17 + i / 7) & 0xff);
-    return out;
-}
 
 }  // namespace
 
