@@ -309,21 +309,36 @@ engine_into_folder() {
     $PY -m pip wheel -q --no-index --no-deps --no-build-isolation -w "$wheels" "./native/$2")
   $PY -m pip install -q --no-index --no-deps --target "$3" "$wheels"/*.whl
 }
-baseline_engine() {
-  local base=${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}
-  rm -rf "$BASELINE_TREE"
+baseline_engine() {  # $1: the native package; $2 (default RH_BASELINE_REVISION): the commit; $3: tree; $4: site
+  local base=${2:-${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}}
+  local tree=${3:-$BASELINE_TREE} site=${4:-$BASELINE_SITE}
+  rm -rf "$tree"
   git worktree prune
-  git worktree add --detach "$BASELINE_TREE" "$base"
-  engine_into_folder "$BASELINE_TREE" "$1" "$BASELINE_SITE"
+  git worktree add --detach "$tree" "$base"
+  engine_into_folder "$tree" "$1" "$site"
 }
 
+# RH_BASELINE_REVISION may name several commits ("6da7550 d519480"): each is
+# built (the first in $BASELINE_TREE, the others beside it) and all run in
+# the same benchmark, rounds rotating, the ratios against this tree's engine.
 ab_builds() {
   set -e
-  baseline_engine python-cuda
+  local revs=(${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against})
+  local i tree site label engines=() paths=()
+  for i in "${!revs[@]}"; do
+    tree=$BASELINE_TREE site=$BASELINE_SITE label=before
+    if ((i > 0)); then tree="$BASELINE_TREE-$i" site="$BASELINE_SITE-$i"; fi
+    ((${#revs[@]} > 1)) && label="before_${revs[i]}"
+    baseline_engine python-cuda "${revs[i]}" "$tree" "$site"
+    engines+=("$label"); paths+=("$tree/src:$site")
+  done
   for feed in device host; do
-    local suffix=""; [[ $feed == device ]] && suffix="@device"
-    $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" \
-      --engine "before=$PY:native_cuda$suffix" --engine-path "before=$BASELINE_TREE/src:$BASELINE_SITE" \
+    local suffix="" args=()
+    [[ $feed == device ]] && suffix="@device"
+    for i in "${!engines[@]}"; do
+      args+=(--engine "${engines[i]}=$PY:native_cuda$suffix" --engine-path "${engines[i]}=${paths[i]}")
+    done
+    $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" "${args[@]}" \
       --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_${GPU_TAG}.json"
   done
 }
