@@ -237,8 +237,12 @@ bench() {
 
 # The block solver against the pipeline, paired, over rows x features (where
 # auto should stop choosing it): $OUT/block_solver_${GPU_TAG}.json.
+# RH_BLOCK_ROWS / RH_BLOCK_FEATURES: the shapes (default the script's own),
+# e.g. past d = 32, RH_BLOCK_FEATURES="32 47 63" (d = 33, 48, 64 with the intercept).
 block_solver() {
-  $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" --out "$OUT/block_solver_${GPU_TAG}.json"
+  $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" \
+    ${RH_BLOCK_ROWS:+--rows $RH_BLOCK_ROWS} ${RH_BLOCK_FEATURES:+--features $RH_BLOCK_FEATURES} \
+    --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
 # The pending patches in the order they apply together (README there). The
