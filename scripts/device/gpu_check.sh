@@ -246,8 +246,8 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there). The
-# eight of the eleventh session landed in the twelfth; four since.
-PENDING_ORDER="host_check_at_first_read host_close_unwaited cholesky_fewer_barriers gram_prefetch"
+# eight of the eleventh session landed in the twelfth; five since.
+PENDING_ORDER="host_check_at_first_read host_close_unwaited cholesky_fewer_barriers sum_partials_unrolled gram_prefetch"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
