@@ -1,0 +1,107 @@
+"""scripts/device/gpu_check.sh, the GPU machine's one script, checked here
+where it cannot run: the pending patches it applies must apply to this tree
+in PENDING_ORDER, and `ab_builds` must pair this tree's engine with every
+commit RH_BASELINE_REVISION names (its git, wheel and benchmark calls
+stubbed, the commands it would run compared)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "device" / "gpu_check.sh"
+PENDING = ROOT / "scripts" / "device" / "pending"
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("git") is None,
+                                reason="needs bash and git")
+
+
+def pending_order() -> list[str]:
+    match = re.search(r'^PENDING_ORDER="([^"]*)"', SCRIPT.read_text(), re.MULTILINE)
+    assert match, "gpu_check.sh defines PENDING_ORDER"
+    return match.group(1).split()
+
+
+def patched_paths(patch: Path) -> set[str]:
+    paths = set()
+    for line in patch.read_text().splitlines():
+        if line.startswith(("--- a/", "+++ b/")):
+            paths.add(line[6:])
+    return paths
+
+
+def test_every_pending_patch_is_in_the_order_and_every_name_has_its_patch():
+    order = pending_order()
+    assert len(order) == len(set(order)), "a patch is named twice"
+    on_disk = {p.stem for p in PENDING.glob("*.patch")}
+    assert set(order) == on_disk, f"PENDING_ORDER {sorted(order)} against the folder's {sorted(on_disk)}"
+
+
+def test_the_pending_patches_apply_to_this_tree_in_their_order(tmp_path):
+    order = pending_order()
+    if not order:
+        pytest.skip("no pending patch")
+    patches = [PENDING / f"{name}.patch" for name in order]
+    touched = set().union(*(patched_paths(p) for p in patches))
+    for relative in touched:  # the tree's copy of every file a patch touches (a new file has none)
+        source = ROOT / relative
+        if source.is_file():
+            target = tmp_path / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    for name, patch in zip(order, patches):
+        applied = subprocess.run(["git", "apply", "-C1", str(patch)], cwd=tmp_path, capture_output=True, text=True)
+        assert applied.returncode == 0, f"{name} does not apply after {order[:order.index(name)]}: {applied.stderr}"
+
+
+def ab_builds_commands(tmp_path: Path, baselines: str) -> list[str]:
+    """The calls `ab_builds` makes, its helpers and the benchmark stubbed."""
+    text = SCRIPT.read_text()
+    start, end = text.index("BASELINE_TREE="), text.index("# Which pending patch moves which class")
+    functions = tmp_path / "ab_functions.sh"
+    functions.write_text(text[start:end])
+    driver = tmp_path / "driver.sh"
+    driver.write_text(f"""
+source {functions}
+engine_into_folder() {{ echo "build $1 $2 $3"; }}
+git() {{ echo "git $*"; }}
+bench() {{ echo "bench $*"; }}
+PY=bench OUT=/out GPU_TAG=h200
+RH_BASELINE_REVISION="{baselines}" RH_AB_ROUNDS=3 ab_builds
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_ab_builds_pairs_one_baseline_as_before(tmp_path):
+    lines = ab_builds_commands(tmp_path, "d519480")
+    assert "git worktree add --detach /tmp/rh-baseline d519480" in lines
+    assert "build /tmp/rh-baseline python-cuda /tmp/rh-baseline-site" in lines
+    runs = [line for line in lines if line.startswith("bench ")]
+    assert len(runs) == 2, runs  # device-fed, then host-fed
+    device, host = runs
+    assert "--engine after=bench:native_cuda@device --engine before=bench:native_cuda@device" in device
+    assert "--engine-path before=/tmp/rh-baseline/src:/tmp/rh-baseline-site" in device
+    assert device.endswith("--out /out/ab_builds_device_h200.json")
+    assert "--engine before=bench:native_cuda --engine-path" in host and "@device" not in host
+    assert "--rounds 3" in host
+
+
+def test_ab_builds_pairs_every_baseline_in_one_run(tmp_path):
+    lines = ab_builds_commands(tmp_path, "6da7550 d519480")
+    assert "git worktree add --detach /tmp/rh-baseline 6da7550" in lines
+    assert "git worktree add --detach /tmp/rh-baseline-1 d519480" in lines
+    assert "build /tmp/rh-baseline-1 python-cuda /tmp/rh-baseline-site-1" in lines
+    runs = [line for line in lines if line.startswith("bench ")]
+    assert len(runs) == 2, runs
+    for run in runs:
+        engines = re.findall(r"--engine (\S+?)=", run)
+        assert engines == ["after", "before_6da7550", "before_d519480"], run  # this tree first: the ratios' reference
+        assert "--engine-path before_6da7550=/tmp/rh-baseline/src:/tmp/rh-baseline-site " in run
+        assert "--engine-path before_d519480=/tmp/rh-baseline-1/src:/tmp/rh-baseline-site-1 " in run
