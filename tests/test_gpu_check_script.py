@@ -59,7 +59,7 @@ def test_the_pending_patches_apply_to_this_tree_in_their_order(tmp_path):
         assert applied.returncode == 0, f"{name} does not apply after {order[:order.index(name)]}: {applied.stderr}"
 
 
-def ab_builds_commands(tmp_path: Path, baselines: str) -> list[str]:
+def ab_builds_commands(tmp_path: Path, baselines: str, narrowing: str = "") -> list[str]:
     """The calls `ab_builds` makes, its helpers and the benchmark stubbed."""
     text = SCRIPT.read_text()
     start, end = text.index("BASELINE_TREE="), text.index("# Which pending patch moves which class")
@@ -72,7 +72,7 @@ engine_into_folder() {{ echo "build $1 $2 $3"; }}
 git() {{ echo "git $*"; }}
 bench() {{ echo "bench $*"; }}
 PY=bench OUT=/out GPU_TAG=h200
-RH_BASELINE_REVISION="{baselines}" RH_AB_ROUNDS=3 ab_builds
+{narrowing} RH_BASELINE_REVISION="{baselines}" RH_AB_ROUNDS=3 ab_builds
 """)
     run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
@@ -105,3 +105,15 @@ def test_ab_builds_pairs_every_baseline_in_one_run(tmp_path):
         assert engines == ["after", "before_6da7550", "before_d519480"], run  # this tree first: the ratios' reference
         assert "--engine-path before_6da7550=/tmp/rh-baseline/src:/tmp/rh-baseline-site " in run
         assert "--engine-path before_d519480=/tmp/rh-baseline-1/src:/tmp/rh-baseline-site-1 " in run
+
+
+def test_ab_builds_narrows_to_one_feed_some_classes_and_more_arguments(tmp_path):
+    narrowing = 'RH_AB_FEEDS=device RH_AB_CLASSES="wide streaming" RH_AB_ARGS="--inference off" RH_AB_TAG=_inference_off'
+    lines = ab_builds_commands(tmp_path, "d519480", narrowing)
+    runs = [line for line in lines if line.startswith("bench ")]
+    assert len(runs) == 1, runs  # device-fed only
+    assert "--classes wide streaming --inference off" in runs[0]
+    assert runs[0].endswith("--out /out/ab_builds_device_inference_off_h200.json")
+    # unnarrowed: the four classes, no more arguments
+    default = [line for line in ab_builds_commands(tmp_path, "d519480") if line.startswith("bench ")]
+    assert all("--classes latency reference wide streaming --rounds 3" in run for run in default), default

@@ -322,6 +322,10 @@ baseline_engine() {  # $1: the native package; $2 (default RH_BASELINE_REVISION)
   engine_into_folder "$tree" "$1" "$site"
 }
 
+# RH_AB_FEEDS (default "device host"), RH_AB_CLASSES (default the four),
+# RH_AB_ARGS (more arguments of benchmark_cpu_engines.py, "--inference off")
+# and RH_AB_TAG (a suffix of the records' names, "_inference_off") narrow a
+# pairing to what a question needs.
 # RH_BASELINE_REVISION may name several commits ("6da7550 d519480"): each is
 # built (the first in $BASELINE_TREE, the others beside it) and all run in
 # the same benchmark, rounds rotating, the ratios against this tree's engine.
@@ -336,14 +340,15 @@ ab_builds() {
     baseline_engine python-cuda "${revs[i]}" "$tree" "$site"
     engines+=("$label"); paths+=("$tree/src:$site")
   done
-  for feed in device host; do
+  for feed in ${RH_AB_FEEDS:-device host}; do
     local suffix="" args=()
     [[ $feed == device ]] && suffix="@device"
     for i in "${!engines[@]}"; do
       args+=(--engine "${engines[i]}=$PY:native_cuda$suffix" --engine-path "${engines[i]}=${paths[i]}")
     done
     $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "after=$PY:native_cuda$suffix" "${args[@]}" \
-      --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}_${GPU_TAG}.json"
+      --classes ${RH_AB_CLASSES:-latency reference wide streaming} ${RH_AB_ARGS:-} \
+      --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}${RH_AB_TAG:-}_${GPU_TAG}.json"
   done
 }
 
