@@ -117,3 +117,30 @@ def test_ab_builds_narrows_to_one_feed_some_classes_and_more_arguments(tmp_path)
     # unnarrowed: the four classes, no more arguments
     default = [line for line in ab_builds_commands(tmp_path, "d519480") if line.startswith("bench ")]
     assert all("--classes latency reference wide streaming --rounds 3" in run for run in default), default
+
+
+def test_a_second_pairing_reuses_the_baseline_built_for_the_same_commit(tmp_path):
+    text = SCRIPT.read_text()
+    start, end = text.index("BASELINE_TREE="), text.index("# Which pending patch moves which class")
+    (tmp_path / "ab_functions.sh").write_text(text[start:end])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for message in ("first", "second"):
+        subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", message], check=True)
+    tree, site = tmp_path / "baseline", tmp_path / "baseline-site"
+    driver = tmp_path / "driver.sh"
+    driver.write_text(f"""
+source {tmp_path / "ab_functions.sh"}
+engine_into_folder() {{ echo "build $1"; mkdir -p "$3"; }}
+cd {repo}
+baseline_engine python-cuda HEAD~1 {tree} {site}
+RH_BASELINE_REUSE=1 baseline_engine python-cuda HEAD~1 {tree} {site}
+RH_BASELINE_REUSE=1 baseline_engine python-cuda HEAD {tree} {site}
+baseline_engine python-cuda HEAD {tree} {site}
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    said = [line for line in run.stdout.splitlines() if line.startswith(("build", "reusing"))]
+    assert said == [f"build {tree}", f"reusing the engine of HEAD~1 in {site}", f"build {tree}", f"build {tree}"]

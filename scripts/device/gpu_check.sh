@@ -316,6 +316,11 @@ engine_into_folder() {
 baseline_engine() {  # $1: the native package; $2 (default RH_BASELINE_REVISION): the commit; $3: tree; $4: site
   local base=${2:-${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against}}
   local tree=${3:-$BASELINE_TREE} site=${4:-$BASELINE_SITE}
+  # RH_BASELINE_REUSE=1: an engine built here before for the same commit is kept (a second pairing in one lease).
+  if [[ ${RH_BASELINE_REUSE:-0} == 1 && -d $site && "$(git -C "$tree" rev-parse HEAD 2>/dev/null)" == "$(git rev-parse "$base^{commit}")" ]]; then
+    echo "reusing the engine of $base in $site"
+    return 0
+  fi
   rm -rf "$tree"
   git worktree prune
   git worktree add --detach "$tree" "$base"
