@@ -147,15 +147,17 @@ def test_block_solver_serves_the_latency_class_in_one_synchronization(penalty):
 
 
 @gpu
+@pytest.mark.parametrize("penalty", ["none", "l1"])
 @pytest.mark.parametrize("where", ["X", "y"])
 @pytest.mark.parametrize("path", ["auto", "pipeline"])
-def test_a_non_finite_device_batch_fails_alike_on_both_paths_and_changes_nothing(monkeypatch, path, where):
+def test_a_non_finite_device_batch_fails_alike_on_both_paths_and_changes_nothing(monkeypatch, path, where, penalty):
     # Device arrays reach the engine unchecked: its value check (in the block
-    # solver's launch, or its own pass on the pipeline) is the one that fails them.
+    # solver's launch, or on the pipeline its own pass, judged with the
+    # driver's first read-back for a batch of unit weights) is the one that fails them.
     cupy = pytest.importorskip("cupy")
     monkeypatch.setenv("RH_CUDA_SOLVER", path)
     X, y, _ = contaminated(4096, 16, "float64", seed=10)
-    model = RenewableHuberRegressor(backend="native_cuda").fit(cupy.asarray(X), cupy.asarray(y))
+    model = RenewableHuberRegressor(backend="native_cuda", penalty=penalty).fit(cupy.asarray(X), cupy.asarray(y))
     assert model._current_backend().last_native_diagnostics.solver_path == ("block" if path == "auto" else path)
     before = model.state_
     bad_X, bad_y = X.copy(), y.copy()

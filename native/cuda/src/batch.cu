@@ -92,28 +92,42 @@ void refuse_non_finite(const char* name) {
 }
 
 template <class T>
-double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
-                          cudaStream_t stream) {
+void launch_batch_check(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
+                        cudaStream_t stream) {
     const std::int64_t n = batch.rows;
     const int blocks = row_blocks(n * p);
     launch_check_batch<T>(stream, n, p, batch.X, batch.y, batch.weighted ? batch.w : nullptr, ws.partials.data());
     launch_finish_sums(stream, ws.partials.data(), blocks, kBatchCheckSums, ws.sums.data());
     RH_CUDA_CHECK(
         cudaMemcpyAsync(host_sums, ws.sums.data(), sizeof(double) * kBatchCheckSums, cudaMemcpyDeviceToHost, stream));
-    RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+double judge_batch_check(const double* host_sums, std::int64_t rows, bool weighted) {
     if (host_sums[kNonFiniteX] > 0) refuse_non_finite("X");
     if (host_sums[kNonFiniteY] > 0) refuse_non_finite("y");
-    if (!batch.weighted) return static_cast<double>(n);
+    if (!weighted) return static_cast<double>(rows);
     if (host_sums[kNonFiniteW] > 0) refuse_non_finite("sample_weight");
     if (host_sums[kNegativeW] > 0) fail(core::Status::invalid_weights, "sample_weight must be non-negative");
     if (host_sums[kPositiveW] == 0) fail(core::Status::invalid_weights, "sample_weight must have a positive sum");
     return host_sums[kWeightSum];
 }
 
+template <class T>
+double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
+                          cudaStream_t stream) {
+    launch_batch_check(batch, p, ws, host_sums, stream);
+    RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return judge_batch_check(host_sums, batch.rows, batch.weighted);
+}
+
 template StagedBatch<float> stage_batch<float>(const BatchInput&, Workspace<float>&, int, std::int64_t,
                                                std::int64_t, cudaStream_t);
 template StagedBatch<double> stage_batch<double>(const BatchInput&, Workspace<double>&, int, std::int64_t,
                                                  std::int64_t, cudaStream_t);
+template void launch_batch_check<float>(const StagedBatch<float>&, std::int64_t, Workspace<float>&, double*,
+                                        cudaStream_t);
+template void launch_batch_check<double>(const StagedBatch<double>&, std::int64_t, Workspace<double>&, double*,
+                                         cudaStream_t);
 template double check_batch_values<float>(const StagedBatch<float>&, std::int64_t, Workspace<float>&, double*,
                                           cudaStream_t);
 template double check_batch_values<double>(const StagedBatch<double>&, std::int64_t, Workspace<double>&, double*,

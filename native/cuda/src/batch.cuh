@@ -38,10 +38,23 @@ StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device
 // The device checks of the staged values; returns the batch's weight
 // (sum w, in double). Throws core::EngineError with the validators' message.
 // (The block solver makes the same check in its launch for a batch of unit
-// weights: refuse_non_finite gives its failure the same words.)
+// weights: refuse_non_finite gives its failure the same words.) One
+// synchronization: launch_batch_check, the wait, judge_batch_check.
 template <class T>
 double check_batch_values(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
                           cudaStream_t stream);
+
+// The same checks launched on `stream`, their sums copied behind them into
+// `host_sums` (pinned, kBatchCheckSums doubles), not waited for: a batch of
+// unit weights on the host route has them judged after the solve's first
+// read-back instead (DevicePasses::wait), since its weight is its rows.
+template <class T>
+void launch_batch_check(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
+                        cudaStream_t stream);
+
+// The judgement of those sums once the stream has passed them: the batch's
+// weight (its rows when it has no weights), or the validators' failure.
+double judge_batch_check(const double* host_sums, std::int64_t rows, bool weighted);
 
 // The failure of a batch whose `name` (X, y, sample_weight) holds a NaN or
 // an infinity.

@@ -126,6 +126,9 @@ private:
     // The drivers' vectors on the host (six of d) and the LAMM evaluator's current point.
     std::vector<T> driver_vectors_;
     int update_syncs_ = 0;
+    // host_sums_ while a batch's value check awaits its judgement at the
+    // solve's first read-back (update.cu), else null.
+    const double* unjudged_check_ = nullptr;
     std::int64_t updates_ = 0, host_syncs_ = 0;
     // cuda_graphs: a Newton direction's launches, LAMM's gradient and its trial pass.
     GraphReplay newton_graph_, lamm_gradient_graph_, lamm_trial_graph_;

@@ -32,6 +32,11 @@ template <class T>
 void DevicePasses<T>::wait() {
     RH_CUDA_CHECK(cudaStreamSynchronize(stream));
     ++syncs;
+    if (unjudged_check != nullptr) {
+        const double* sums = unjudged_check;
+        unjudged_check = nullptr;
+        judge_batch_check(sums, batch.rows, batch.weighted);
+    }
 }
 
 template <class T>

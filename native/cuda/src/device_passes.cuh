@@ -61,6 +61,10 @@ struct DevicePasses {
     const SurrogateTerms<T>& terms;
     T tau, h;
     int& syncs;  // the update's host synchronizations
+    // The batch's value check, launched but not read yet (update.cu: a batch
+    // of unit weights on this route), or null: judged after the first wait,
+    // before any value read there reaches a driver.
+    const double*& unjudged_check;
 
     std::int64_t p() const { return terms.p; }
     std::int64_t d() const { return terms.d; }
@@ -77,7 +81,8 @@ struct DevicePasses {
     void send_trials();
     // What the host reads after a pass: the system's flags (with
     // `system_flags`), a device d-vector into host.vector() and n2 values
-    // into host.candidates(); the wait (counted).
+    // into host.candidates(); the wait (counted; the first judges the batch's
+    // value check when it is still unjudged).
     void publish(bool system_flags, const T* vector, const T* values = nullptr, std::int64_t n2 = 0);
     void wait();
 

@@ -11,7 +11,8 @@
 // Cholesky rung and the majorizer's doublings add theirs), one per LAMM
 // iteration (its gradient and its first kLammTrialsPerPass trials, with the
 // point's f when the driver jumped there) and one per further pass of
-// trials, and one at the end.
+// trials, and one at the end. A batch of unit weights has its value check
+// judged after the first of these (DevicePasses::wait), not before.
 #include <algorithm>
 
 #include "core/lamm_driver.hpp"
@@ -44,7 +45,8 @@ DevicePasses<T> CudaEngine<T>::passes(const StagedBatch<T>& batch, const Surroga
                                       const core::SolverConfig& config, double h) {
     return DevicePasses<T>{stream_,  blas_,     solver_handle_, ws_,
                            solver_,  exchange_, batch,          terms,
-                           static_cast<T>(config.tau), static_cast<T>(h), update_syncs_};
+                           static_cast<T>(config.tau), static_cast<T>(h), update_syncs_,
+                           unjudged_check_};
 }
 
 template <class T>
