@@ -78,10 +78,10 @@ def worker(backend: str) -> int:
         if jobs:
             params["n_jobs"] = int(jobs)
         finish = None
-        if feed == "device":
+        if device == "cuda":  # an update may return before its last kernels end: the device, inside the timer
             import cupy
 
-            finish = cupy.cuda.get_current_stream().synchronize
+            finish = cupy.cuda.Device().synchronize
         if key not in cases:
             samples, features, batch = CLASSES[request["class"]]
             cases[key] = make_stream(samples, features, batch, request["dtype"], seed=0)[0]

@@ -36,20 +36,29 @@ ENGINES = {"numpy": ("numpy", "cpu", "host"), "native_cpu": ("native_cpu", "cpu"
            "cupy_device_input": ("cupy", "cuda", "cupy")}
 
 
-def feed(batches, how):
+def feed(batches, how, device):
+    """The batches as the engine gets them, and what ends a timed stream: the
+    device synchronized for a GPU engine (an update may return before its
+    last kernels end, the meat's pass among them), whatever the feed."""
+    finish = None
+    if device == "cuda":
+        import cupy
+
+        finish = cupy.cuda.Device().synchronize
     if how == "host":
-        return batches, None
+        return batches, finish
     import cupy
 
     uploaded = [(cupy.asarray(bx), cupy.asarray(by)) for bx, by in batches]
-    return uploaded, cupy.cuda.get_current_stream().synchronize
+    cupy.cuda.Device().synchronize()
+    return uploaded, finish
 
 
 def measure(engine, cls, dtype, rounds):
     backend, device, how = ENGINES[engine]
     samples, features, batch = CLASSES[cls]
     host, fingerprint = make_stream(samples, features, batch, dtype, seed=0)
-    batches, finish = feed(host, how)
+    batches, finish = feed(host, how, device)
     models = {on: RenewableHuberRegressor(backend=backend, device=device, dtype=dtype, inference=on)
               for on in (True, False)}
     for on, model in models.items():  # primed: engines, workspaces, kernels

@@ -42,6 +42,14 @@ from renewable_huber import RenewableHuberRegressor  # noqa: E402
 from renewable_huber.backends.registry import availability  # noqa: E402
 
 
+def synchronize_device():
+    try:
+        import cupy
+    except ImportError:  # no CuPy: nothing to wait for that this process could see
+        return
+    cupy.cuda.Device().synchronize()
+
+
 def stream_seconds(model, batches):
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -49,6 +57,7 @@ def stream_seconds(model, batches):
         model.fit(*batches[0])
         for X, y in batches[1:]:
             model.partial_fit(X, y)
+    synchronize_device()  # an update may return before its last kernels end
     return time.perf_counter() - start
 
 

@@ -43,6 +43,14 @@ CASES = {
 ENGINES = {"numpy": ("numpy", "cpu"), "native_cpu": ("native_cpu", "cpu"), "native_cuda": ("native_cuda", "cuda")}
 
 
+def synchronize(device):
+    """The device, inside the timer: a CUDA update may return before its last kernels end."""
+    if device == "cuda":
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
 def stream_loop(make, batches):
     model = make()
     for X, y in batches:
@@ -65,6 +73,7 @@ def measure(engine, case, dtype, rounds):
 
     ways = {"loop": lambda: stream_loop(make, batches), "batches": lambda: stream_batches(make, X, y, batch)}
     finals = {name: way().coef_ for name, way in ways.items()}  # the unrecorded round
+    synchronize(device)  # (its first call imports CuPy outside the timer)
     if not np.array_equal(finals["loop"], finals["batches"]) and engine != "native_cuda":
         raise SystemExit(f"{engine} {case} {dtype}: partial_fit_batches differs from the loop")
     times = {name: [] for name in ways}
@@ -72,6 +81,7 @@ def measure(engine, case, dtype, rounds):
         for name in (("loop", "batches") if index % 2 == 0 else ("batches", "loop")):
             start = time.perf_counter()
             ways[name]()
+            synchronize(device)
             times[name].append(time.perf_counter() - start)
     ratios = [a / b for a, b in zip(times["loop"], times["batches"])]
     return {"engine": engine, "case": case, "rows": rows, "features": features, "batch": batch,

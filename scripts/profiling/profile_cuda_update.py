@@ -270,7 +270,7 @@ def synchronize() -> None:
         import cupy
 
         cupy.cuda.Device().synchronize()
-    except Exception:  # noqa: BLE001 - no CuPy: the engine synchronized at each update's end
+    except Exception:  # noqa: BLE001 - no CuPy: nothing else to wait for (a host-route update may return before its closing ends)
         pass
 
 

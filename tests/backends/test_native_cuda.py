@@ -303,23 +303,63 @@ def test_diagnostics_report_host_synchronizations(monkeypatch):
     backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
     assert backend.last_native_diagnostics.host_syncs == 1
     assert backend.last_native_diagnostics.solver_path == "block"
-    # the pipeline: one per iteration (plus fallbacks), one at the end; a batch of unit weights has its
-    # values judged with the first read-back, a weighted batch (the weight sets h and lambda) in a
-    # synchronization of its own first
+    # the pipeline: one per iteration (plus fallbacks), none at the end for a host batch; a batch of unit
+    # weights has its values judged with the first read-back, a weighted batch (the weight sets h and
+    # lambda) in a synchronization of its own first
     monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
     backend = adapter.NativeCudaBackend("float64")
-    _, diagnostics = backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
+    state, diagnostics = backend.update(RenewableHuberState.empty(16, True), X, y, None, config())
     native = backend.last_native_diagnostics
     assert native.solver_path == "pipeline"
-    assert native.host_syncs >= diagnostics.iterations + 1
-    assert native.host_syncs <= 2 * diagnostics.iterations + 1
+    assert native.host_syncs >= diagnostics.iterations
+    assert native.host_syncs <= 2 * diagnostics.iterations
     weighted = adapter.NativeCudaBackend("float64")
     _, weighted_diagnostics = weighted.update(RenewableHuberState.empty(16, True), X, y, np.ones(len(y)), config())
     assert weighted_diagnostics.iterations == diagnostics.iterations
     assert weighted.last_native_diagnostics.host_syncs == native.host_syncs + 1
+    # a caller's device batch is waited for once at the end (the caller may free it when the call returns)
+    if importlib.util.find_spec("cupy") is None:
+        return
+    import cupy
+    on_device = adapter.NativeCudaBackend("float64")
+    device_state, device_diagnostics = on_device.update(RenewableHuberState.empty(16, True), cupy.asarray(X),
+                                                        cupy.asarray(y), None, config())
+    assert device_diagnostics.iterations == diagnostics.iterations
+    assert on_device.last_native_diagnostics.host_syncs == native.host_syncs + 1
+    # the closing that was not waited for is in the state the next reader sees
+    np.testing.assert_array_equal(backend.to_host_state(state).information,
+                                  on_device.to_host_state(device_state).information)
     monkeypatch.delenv("RH_CUDA_SOLVER")
     features = RenewableHuberRegressor(backend="native_cuda").fit(X, y).cuda_features_
     assert features["host_syncs"] >= 1 and features["device"] == "cuda:0"
+
+
+@gpu
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+def test_updates_not_waiting_for_their_closing_give_the_bits_of_a_waited_stream(monkeypatch, penalty):
+    # The host route returns before its closing ends, and the commit swaps
+    # the state's buffers while the closing may still write them: the next
+    # update must still read the closed state. Many small updates in a row
+    # against the same stream with the engine drained after each, bit for
+    # bit. (The guard of the pass exchange, StreamPoint, is not what this
+    # can catch: the closing's receive kernel runs long before the next
+    # update's host writes here.)
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    X, y = linear(64 * 40, 40, seed=3)
+    finals = []
+    for drained in (False, True):
+        backend = adapter.NativeCudaBackend("float64")
+        state = RenewableHuberState.empty(40, True)
+        for k in range(40):
+            rows = slice(64 * k, 64 * (k + 1))
+            state, _ = backend.update(state, X[rows], y[rows], None, config(penalty))
+            assert backend.last_native_diagnostics.solver_path == "pipeline"
+            if drained:
+                backend._current(state).synchronize()
+        host = backend.to_host_state(state)
+        finals.append((host.coefficients, host.information))
+    np.testing.assert_array_equal(finals[0][0], finals[1][0])
+    np.testing.assert_array_equal(finals[0][1], finals[1][1])
 
 
 @gpu
@@ -329,9 +369,9 @@ def test_lamm_on_the_host_reads_back_once_per_iteration(monkeypatch, dtype):
     # trials the driver will try, proposed on the device; they answer the
     # driver only when its candidates equal the device's bit for bit. Were
     # they never equal, every iteration would cost two read-backs (the
-    # gradient, then a pass of trials) besides the starting point and the
-    # end (the batch's checks come with the first read-back): 2 * iterations
-    # + 2 at least.
+    # gradient, then a pass of trials) besides the starting point (the
+    # batch's checks come with the first read-back; the closing is not
+    # waited for): 2 * iterations + 1 at least.
     monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
     X, y = linear(4096, 40)
     backend = adapter.NativeCudaBackend(dtype)
@@ -340,7 +380,7 @@ def test_lamm_on_the_host_reads_back_once_per_iteration(monkeypatch, dtype):
     native = backend.last_native_diagnostics
     print(f"{dtype}: {diagnostics.iterations} LAMM iterations, {native.host_syncs} synchronizations")
     assert native.solver_path == "pipeline" and diagnostics.iterations >= 3
-    assert native.host_syncs < 2 * diagnostics.iterations + 2
+    assert native.host_syncs < 2 * diagnostics.iterations + 1
 
 
 @gpu

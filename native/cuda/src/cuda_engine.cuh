@@ -22,6 +22,7 @@
 #include "host_staging.cuh"
 #include "linear_solver.cuh"
 #include "objective.cuh"
+#include "stream_point.cuh"
 #include "workspace.cuh"
 
 namespace rh::cuda {
@@ -129,6 +130,9 @@ private:
     // host_sums_ while a batch's value check awaits its judgement at the
     // solve's first read-back (update.cu), else null.
     const double* unjudged_check_ = nullptr;
+    // After the last update's closing when that update did not wait for it:
+    // the next update writes the pass exchange only once the device is past it.
+    StreamPoint closing_done_;
     std::int64_t updates_ = 0, host_syncs_ = 0;
     // cuda_graphs: a Newton direction's launches, LAMM's gradient and its trial pass.
     GraphReplay newton_graph_, lamm_gradient_graph_, lamm_trial_graph_;

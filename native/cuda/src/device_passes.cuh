@@ -4,8 +4,9 @@
 // reads in the pass record (objective.cuh's PassRecord) or a d-vector; the
 // evaluators (driven_evaluators.cuh) decide when to read and wait. The
 // host's values travel through pinned buffers (PassExchange), written only
-// after the stream was drained, so no copy still in flight reads a changed
-// value.
+// once the device has passed every kernel that reads them (after a wait, or
+// at an update's start after the last closing's StreamPoint), so no kernel
+// still in flight reads a changed value.
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,9 @@
 // Cholesky rung and the majorizer's doublings add theirs), one per LAMM
 // iteration (its gradient and its first kLammTrialsPerPass trials, with the
 // point's f when the driver jumped there) and one per further pass of
-// trials, and one at the end. A batch of unit weights has its value check
-// judged after the first of these (DevicePasses::wait), not before.
+// trials; none at the end (the closing runs on in stream order; update.cu
+// waits only for a caller's device batch). A batch of unit weights has its
+// value check judged after the first of these (DevicePasses::wait).
 #include <algorithm>
 
 #include "core/lamm_driver.hpp"
@@ -73,7 +74,11 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
     }
     device.close();
     std::copy(result.theta, result.theta + d_, host_theta_next_.begin());
-    device.wait();  // the closing's errors surface here, before anything is committed
+    // The closing is not waited for: the state's buffers it writes are read
+    // in stream order by whatever comes next (update.cu waits only for a
+    // caller's device batch). A batch whose value check no read-back has
+    // judged yet (a solve that read nothing) is judged here, before the commit.
+    if (unjudged_check_ != nullptr) device.wait();
     return {result.iterations, result.converged, result.reason, result.objective};
 }
 

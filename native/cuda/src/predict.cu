@@ -12,6 +12,7 @@ void CudaEngine<T>::predict(const BatchInput& batch, void* out) {
     check_batch_description(batch, element_type_of<T>(), device_, p_, false);
     if (out == nullptr) throw Failure(core::Status::invalid_argument, "out must not be null");
     DeviceGuard guard(device_);
+    closing_done_.wait_if_ahead();  // a host batch regrows the row buffers the last closing may still read
     const std::int64_t n = batch.rows;
     const bool host = batch.memory == BatchMemory::host;
     const T* X = static_cast<const T*>(batch.X);

@@ -5,8 +5,10 @@
 // update, the outcome, when the batch has unit weights and the launch checks
 // its values; two with weights, the batch's checks first; any other batch, or one whose
 // system the block solver's Cholesky rung refused, by core's driver on the
-// host over the device's passes, host_driven_solve.cu), the meat, and the
-// commit: nothing before the commit changes the state.
+// host over the device's passes, host_driven_solve.cu: one synchronization
+// per driver read-back, none for the closing unless the batch is the
+// caller's device memory), the meat, and the commit: nothing before the
+// commit changes the state.
 #include <algorithm>
 
 #include "core/batch_closing.hpp"
@@ -28,6 +30,13 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     revertible_ = false;  // the staged buffers, which hold the previous state, are written from here on
     revert_to_before_ = false;
     update_syncs_ = 0;
+    // The last call may have returned with work of its on the device (the
+    // host route's closing, or whatever a failed update had enqueued), which
+    // reads the pinned buffers and the row buffers this update writes or
+    // regrows: the device must be past it first. Every exit of this update
+    // marks its own point again (a failed one too).
+    if (closing_done_.wait_if_ahead()) ++update_syncs_;
+    MarkOnExit mark_on_exit{closing_done_, stream_};
     newton_graph_.new_batch();
     lamm_gradient_graph_.new_batch();
     lamm_trial_graph_.new_batch();
@@ -93,15 +102,19 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
 
     // The meat at theta_hat: the block solver closed it in its launch;
     // otherwise its pass is launched here (ordered before anything that reads it).
-    if (tracks_meat_ && !solved_in_block) {
-        passes(staged, surrogate, config, h).close_meat();
-        // The meat's pass reads the batch after the solve's last synchronization: a caller's device
-        // batch (which the caller may free once this returns) is waited for. (Issue 28: fold the meat's
-        // pass before that synchronization.)
-        if (batch.memory == BatchMemory::device && !batch.engine_owned) {
-            RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-            ++update_syncs_;
-        }
+    if (tracks_meat_ && !solved_in_block) passes(staged, surrogate, config, h).close_meat();
+    // The host route's closing (and the meat's pass) run on after this
+    // returns: the state's buffers are read in stream order by whatever comes
+    // next, and an asynchronous fault surfaces at the next call that waits.
+    // A caller's device batch, which the caller may free once this returns,
+    // is waited for (the block solver's one synchronization already came
+    // after its last read of the batch).
+    if (!solved_in_block && batch.memory == BatchMemory::device && !batch.engine_owned) {
+        RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+        ++update_syncs_;
+        mark_on_exit.drained();
+    } else if (solved_in_block) {
+        mark_on_exit.drained();  // the block solver's synchronization came after its launch, the update's last work
     }
 
     // 5. Commit (nothing before this point changed the state).
