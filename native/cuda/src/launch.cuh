@@ -42,9 +42,15 @@ __device__ inline void store_block_sums(const double (&values)[K], double* parti
     }
 }
 
-// Sum k of `blocks` blocks' partials (K per block), in block order.
+// Sum k of `blocks` blocks' partials (K per block), in block order. One
+// thread adds them (up to kMaxBlocks: 1,024 for a batch check), so the
+// loop is unrolled far enough that its loads are issued 32 at a time ahead
+// of the adds; the compiler's own unrolling by 4 left one L2 round trip per
+// four partials (the batch check's sum kernel took 32 us on the H200 for
+// 6 sums). The adds stay in block order: the same bits.
 __device__ inline double sum_partials(const double* partials, int blocks, int K, int k) {
     double sum = 0.0;
+#pragma unroll 32
     for (int b = 0; b < blocks; ++b) sum += partials[b * K + k];
     return sum;
 }
