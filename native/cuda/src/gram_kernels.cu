@@ -22,16 +22,22 @@ __global__ void narrow_gram_kernel(std::int64_t n, std::int64_t p, bool intercep
         partials[static_cast<std::int64_t>(blockIdx.x) * entries + e] = owned.sums[o];
 }
 
+// Each entry's total by one thread, adding the blocks' partials in block
+// order (sum_partials: the same sums as one block would make), the entries
+// spread over as many blocks as they need, so the kernel costs about one
+// chain of adds, not one per entry a single block's thread would take in
+// turn.
+constexpr int kSumThreads = 64;
+
 template <class T>
-__global__ void narrow_gram_sum_kernel(int d, int blocks, const double* partials, T* G) {
+__global__ void __launch_bounds__(kSumThreads) narrow_gram_sum_kernel(int d, int blocks, const double* partials, T* G) {
     const int entries = d * (d + 1) / 2;
-    for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-        double sum = 0.0;
-        for (int b = 0; b < blocks; ++b) sum += partials[static_cast<std::int64_t>(b) * entries + e];
-        int a, bb;
-        entry_pair(e, d, a, bb);
-        G[a + static_cast<std::int64_t>(bb) * d] = static_cast<T>(sum);  // column-major upper triangle
-    }
+    const int e = static_cast<int>(blockIdx.x) * kSumThreads + static_cast<int>(threadIdx.x);
+    if (e >= entries) return;
+    const double sum = sum_partials(partials, blocks, entries, e);
+    int a, bb;
+    entry_pair(e, d, a, bb);
+    G[a + static_cast<std::int64_t>(bb) * d] = static_cast<T>(sum);  // column-major upper triangle
 }
 
 }  // namespace
@@ -44,7 +50,9 @@ void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, boo
     const int d = static_cast<int>(p + (intercept ? 1 : 0));
     narrow_gram_kernel<T><<<kGramBlocks, kThreads, 0, stream>>>(n, p, intercept, X, c, partials);
     RH_CUDA_LAUNCHED();
-    narrow_gram_sum_kernel<T><<<1, kThreads, 0, stream>>>(d, kGramBlocks, partials, G);
+    const int entries = d * (d + 1) / 2;
+    narrow_gram_sum_kernel<T><<<(entries + kSumThreads - 1) / kSumThreads, kSumThreads, 0, stream>>>(
+        d, kGramBlocks, partials, G);
     RH_CUDA_LAUNCHED();
 }
 

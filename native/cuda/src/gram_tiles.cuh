@@ -46,10 +46,62 @@ struct GramEntries {
     }
 };
 
+// One tile's values a thread stages (kThreads threads a block): fetched
+// from global memory into registers while the block still computes on the
+// tile before, then stored into shared memory, so a tile's load latency
+// hides behind the last tile's arithmetic instead of stalling the block.
+template <class T, int Widest>
+struct TileFetch {
+    static constexpr int kLoads = (kTileRows * Widest + kThreads - 1) / kThreads;
+    T values[kLoads];
+    T weight, score;
+
+    __device__ void fetch(std::int64_t n, std::int64_t p, int d, const T* X, const T* c, const T* s,
+                          std::int64_t first) {
+        const int elements = kTileRows * d;
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l) {
+            const int e = static_cast<int>(threadIdx.x) + l * kThreads;
+            if (e < elements) {
+                const int k = e / d, j = e - k * d;
+                const std::int64_t i = first + k;
+                values[l] = i < n ? (j < p ? X[i * p + j] : T(1)) : T(0);
+            }
+        }
+        if (threadIdx.x < kTileRows) {
+            const std::int64_t i = first + threadIdx.x;
+            if (c != nullptr) weight = i < n ? c[i] : T(0);
+            if (s != nullptr) score = i < n ? s[i] : T(0);
+        }
+    }
+
+    __device__ void store(int d, bool weighted, bool scored, T (*tile)[Widest + 1], T* weights, T* scores) const {
+        const int elements = kTileRows * d;
+#pragma unroll
+        for (int l = 0; l < kLoads; ++l) {
+            const int e = static_cast<int>(threadIdx.x) + l * kThreads;
+            if (e < elements) {
+                const int k = e / d, j = e - k * d;
+                tile[k][j] = values[l];
+            }
+        }
+        if (threadIdx.x < kTileRows) {
+            if (weighted) weights[threadIdx.x] = weight;
+            if (scored) scores[threadIdx.x] = score;
+        }
+    }
+};
+
 // Tiles first_tile, first_tile + tile_stride, ... of the n rows: the Gram
 // entries with the row weights c (none when c is null) into `entries`, and
 // (Z' s)_j into score_product for threads j < d when s is not null. Every
-// thread of the block calls it. `Widest`: the d its tile holds.
+// thread of the block calls it, and the block has kThreads threads (both
+// callers launch that many). The next tile is fetched into registers before
+// this one's products (TileFetch); each entry's sum runs over the tiles and
+// their rows in the same order as before, so the bits do not depend on it.
+// The first tile is read before any barrier here: a caller that wrote c or
+// s in the same kernel must have passed a block (or grid) barrier since.
+// `Widest`: the d its tile holds.
 template <class T, int Widest = kNarrowGram>
 __device__ inline void accumulate_gram_tiles(std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c,
                                              const T* s, std::int64_t first_tile, std::int64_t tile_stride,
@@ -59,19 +111,13 @@ __device__ inline void accumulate_gram_tiles(std::int64_t n, std::int64_t p, boo
     __shared__ T weight[kTileRows];
     __shared__ T score[kTileRows];
     const std::int64_t tiles = (n + kTileRows - 1) / kTileRows;
+    TileFetch<T, Widest> next;
+    if (first_tile < tiles) next.fetch(n, p, d, X, c, s, first_tile * kTileRows);
     for (std::int64_t t = first_tile; t < tiles; t += tile_stride) {
-        const std::int64_t first = t * kTileRows;
+        block_barrier();  // the last tile's products are done with the shared arrays
+        next.store(d, c != nullptr, s != nullptr, tile, weight, score);
         block_barrier();
-        for (int e = threadIdx.x; e < kTileRows * d; e += blockDim.x) {
-            const int k = e / d, j = e - k * d;
-            const std::int64_t i = first + k;
-            tile[k][j] = i < n ? (j < p ? X[i * p + j] : T(1)) : T(0);
-        }
-        for (int k = threadIdx.x; k < kTileRows; k += blockDim.x) {
-            if (c != nullptr) weight[k] = first + k < n ? c[first + k] : T(0);
-            if (s != nullptr) score[k] = first + k < n ? s[first + k] : T(0);
-        }
-        block_barrier();
+        if (t + tile_stride < tiles) next.fetch(n, p, d, X, c, s, (t + tile_stride) * kTileRows);
         if (c != nullptr) {
             for (int o = 0; o < entries.owned; ++o) {
                 const int a = entries.a[o], b = entries.b[o];
