@@ -144,3 +144,22 @@ baseline_engine python-cuda HEAD {tree} {site}
     assert run.returncode == 0, run.stderr
     said = [line for line in run.stdout.splitlines() if line.startswith(("build", "reusing"))]
     assert said == [f"build {tree}", f"reusing the engine of HEAD~1 in {site}", f"build {tree}", f"build {tree}"]
+
+
+def test_kernel_detail_asks_nsight_compute_for_the_stall_reasons_of_the_named_kernels(tmp_path):
+    text = SCRIPT.read_text()
+    start = text.index("kernel_detail() {")
+    end = text.index("\n}\n", start) + 3
+    driver = tmp_path / "driver.sh"
+    driver.write_text(f"""
+{text[start:end]}
+ncu() {{ echo "ncu $*"; }}
+PY=py OUT={tmp_path}
+RH_DETAIL_KERNELS="narrow_gram_kernel" kernel_detail
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    line = (tmp_path / "kernel_detail_streaming.csv").read_text()
+    assert '--kernel-name regex:narrow_gram_kernel' in line
+    assert "--section WarpStateStats" in line and "--page details" in line
+    assert "profile_cuda_update.py --tool none --streams 1 --class streaming" in line

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -270,6 +270,22 @@ apply_pending() {
 phases() {
   PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
     --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
+}
+
+# Why a kernel takes what it takes (after build; not in "all"): Nsight
+# Compute's speed of light, warp stall reasons, launch and occupancy
+# sections for the kernels RH_DETAIL_KERNELS names (default: the host
+# route's largest in a streaming-class update), steady launches of one
+# device-fed stream (RH_DETAIL_CLASS, default streaming, float64, none):
+# $OUT/kernel_detail_<class>.csv (one row per metric and launch).
+kernel_detail() {
+  local class=${RH_DETAIL_CLASS:-streaming}
+  ncu --clock-control none --target-processes all \
+    --kernel-name "regex:${RH_DETAIL_KERNELS:-narrow_gram_kernel|small_cholesky_step|newton_system|search_memory|finish_sums}" \
+    --launch-skip "${RH_DETAIL_SKIP:-10}" --launch-count "${RH_DETAIL_LAUNCHES:-10}" \
+    --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy --csv --page details \
+    $PY scripts/profiling/profile_cuda_update.py --tool none --streams 1 --class "$class" --dtype float64 \
+    --penalty none --input device > "$OUT/kernel_detail_${class}.csv"
 }
 
 # Issue 28's floor for the streaming class: the copy rate, one device-fed
