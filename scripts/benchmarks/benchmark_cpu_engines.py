@@ -18,7 +18,11 @@ machine's 16 cores it turned native_cpu's row-split passes serial in the
 rounds after NumPy's: docs/performance-log.md). Each engine lives in one worker process for the whole run; every
 round asks each worker, in an order that rotates and reverses, for one whole
 stream of the case (the cold lifecycle: a new estimator inside the timer, its
-engine's creation included; one untimed warm-up stream per case first). The
+engine's creation included; one untimed warm-up stream per case first;
+``--lifecycle steady``: one estimator per case, primed by the warm-up
+stream, and each timed stream starts from the empty state on its warm
+engine, so an engine's construction and the estimator's are outside the
+timer: the update path alone, with less of the run-to-run spread). The
 record keeps every timing, the medians, and the median of the per-round
 ratios against the first engine (the number to quote: 2.0 means the first
 engine is twice as fast).
@@ -68,10 +72,12 @@ def worker(backend: str) -> int:
 
     has_inference = "inference" in inspect.signature(RenewableHuberRegressor.__init__).parameters
     cases: dict = {}
+    models: dict = {}  # steady: the primed estimator of each case
     print(json.dumps({"ready": True, "version": __version__, "has_inference": has_inference}), flush=True)
     for line in sys.stdin:
         request = json.loads(line)
-        key = (request["class"], request["dtype"], request["penalty"], request["inference"])
+        lifecycle = request.get("lifecycle", "cold")
+        key = (request["class"], request["dtype"], request["penalty"], request["inference"], lifecycle)
         params = {"backend": backend, "device": device, "dtype": request["dtype"], "penalty": request["penalty"]}
         if has_inference:
             params["inference"] = request["inference"]
@@ -88,12 +94,15 @@ def worker(backend: str) -> int:
             if feed == "device":
                 cases[key] = [(cupy.asarray(bx), cupy.asarray(by)) for bx, by in cases[key]]
                 finish()
-            run_stream(None, cases[key], "cold", lambda: RenewableHuberRegressor(**params), finish)  # warm-up
+            # warm-up (steady: it primes the estimator the timed streams reuse)
+            primed = RenewableHuberRegressor(**params) if lifecycle == "steady" else None
+            run_stream(primed, cases[key], lifecycle, lambda: RenewableHuberRegressor(**params), finish)
+            models[key] = primed
         threads = ThreadCounts()
-        seconds, converged, iterations, model = run_stream(None, cases[key], "cold",
+        seconds, converged, iterations, model = run_stream(models[key], cases[key], lifecycle,
                                                            lambda: RenewableHuberRegressor(**params), finish,
                                                            threads.observe)
-        print(json.dumps({"seconds": seconds, "converged": converged, "iterations": iterations,
+        print(json.dumps({"seconds": seconds, "converged": converged, "iterations": iterations, "estimator": id(model),
                           "coef_checksum": float(sum(abs(float(c)) for c in model.coef_)),
                           **threads.summary()}), flush=True)
     return 0
@@ -160,6 +169,8 @@ def main() -> int:
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
     parser.add_argument("--inference", choices=("on", "off"), default="on")
+    parser.add_argument("--lifecycle", choices=("cold", "steady"), default="cold",
+                        help="cold: a new estimator inside the timer; steady: one primed estimator per case")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--settle", type=float, default=0.0,
                         help="seconds of idle before each stream whose engine differs from the last one's (0: none)")
@@ -172,7 +183,7 @@ def main() -> int:
     from benchmark_shape_sweep import environment
 
     record = {"schema": "renewable-huber-cpu-engines", "version": 2, "environment": environment(),
-              "command": " ".join(sys.argv), "lifecycle": "cold", "rounds": args.rounds, "inference": args.inference,
+              "command": " ".join(sys.argv), "lifecycle": args.lifecycle, "rounds": args.rounds, "inference": args.inference,
               "settle_seconds": args.settle,
               "engines": {e.name: {"python": e.python, "backend": e.backend, **e.info} for e in engines}, "cases": []}
     out = Path(args.out)
@@ -180,9 +191,11 @@ def main() -> int:
     for cls in args.classes:
         for dtype in args.dtypes:
             for penalty in args.penalties:
-                request = {"class": cls, "dtype": dtype, "penalty": penalty, "inference": args.inference == "on"}
+                request = {"class": cls, "dtype": dtype, "penalty": penalty, "inference": args.inference == "on",
+                           "lifecycle": args.lifecycle}
                 times = {e.name: [] for e in engines}
                 threads = {}
+                estimators = {e.name: set() for e in engines}  # steady: one per engine
                 last = None
                 for index in range(args.rounds):
                     order = engines[index % len(engines):] + engines[:index % len(engines)]
@@ -192,10 +205,12 @@ def main() -> int:
                         last = engine
                         answer = engine.stream(request)
                         times[engine.name].append(answer["seconds"])
+                        estimators[engine.name].add(answer.get("estimator"))
                         if "threads" in answer:
                             threads.setdefault(engine.name, []).append(answer["threads"])
                 case = {"class": cls, "dtype": dtype, "penalty": penalty, "seconds": times,
                         **({"threads": threads} if threads else {}),
+                        "estimators": {n: len(ids) for n, ids in estimators.items()},
                         "median_ms": {n: 1e3 * statistics.median(t) for n, t in times.items()},
                         "ratio_to_first": {n: statistics.median(a / b for a, b in zip(t, times[first.name]))
                                            for n, t in times.items() if n != first.name}}
