@@ -66,7 +66,7 @@ def worker(backend: str) -> int:
     device = "cuda" if backend in ("native_cuda", "cupy") or feed == "device" else "cpu"
     import inspect
 
-    from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream
+    from benchmark_native_cpu_paired import CLASSES, device_finish, make_stream, run_stream
 
     from renewable_huber import RenewableHuberRegressor, __version__
 
@@ -83,15 +83,13 @@ def worker(backend: str) -> int:
             params["inference"] = request["inference"]
         if jobs:
             params["n_jobs"] = int(jobs)
-        finish = None
-        if device == "cuda":  # an update may return before its last kernels end: the device, inside the timer
-            import cupy
-
-            finish = cupy.cuda.Device().synchronize
+        finish = device_finish(device)  # the device, inside the timer
         if key not in cases:
             samples, features, batch = CLASSES[request["class"]]
             cases[key] = make_stream(samples, features, batch, request["dtype"], seed=0)[0]
             if feed == "device":
+                import cupy
+
                 cases[key] = [(cupy.asarray(bx), cupy.asarray(by)) for bx, by in cases[key]]
                 finish()
             # warm-up (steady: it primes the estimator the timed streams reuse)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchmark_native_cpu_paired import CLASSES, make_stream, run_stream  # noqa: E402
+from benchmark_native_cpu_paired import CLASSES, device_finish, make_stream, run_stream  # noqa: E402
 from benchmark_shape_sweep import environment  # noqa: E402
 
 from renewable_huber import RenewableHuberRegressor, __version__  # noqa: E402
@@ -40,11 +40,7 @@ def feed(batches, how, device):
     """The batches as the engine gets them, and what ends a timed stream: the
     device synchronized for a GPU engine (an update may return before its
     last kernels end, the meat's pass among them), whatever the feed."""
-    finish = None
-    if device == "cuda":
-        import cupy
-
-        finish = cupy.cuda.Device().synchronize
+    finish = device_finish(device)
     if how == "host":
         return batches, finish
     import cupy

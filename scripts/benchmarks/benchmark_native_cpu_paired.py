@@ -89,6 +89,17 @@ def native_details(model):
             "threads_at_end": diagnostics.threads_at_end}
 
 
+def device_finish(device):
+    """What ends a timed stream on `device`, inside the timer (run_stream's
+    `finish`): the CUDA device synchronized, since a GPU update may return
+    before its last kernels end; nothing on the CPU."""
+    if device != "cuda":
+        return None
+    import cupy
+
+    return cupy.cuda.Device().synchronize
+
+
 def run_stream(model, batches, lifecycle="steady", make=None, finish=None, observe=None):
     """Times one whole stream through the public API.
 

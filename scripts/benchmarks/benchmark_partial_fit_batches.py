@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from benchmark_native_cpu_paired import make_stream  # noqa: E402
+from benchmark_native_cpu_paired import device_finish, make_stream  # noqa: E402
 from benchmark_shape_sweep import environment  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -41,14 +41,6 @@ CASES = {
     "streaming": (1_000_000, 32, 65_536),
 }
 ENGINES = {"numpy": ("numpy", "cpu"), "native_cpu": ("native_cpu", "cpu"), "native_cuda": ("native_cuda", "cuda")}
-
-
-def synchronize(device):
-    """The device, inside the timer: a CUDA update may return before its last kernels end."""
-    if device == "cuda":
-        import cupy
-
-        cupy.cuda.Device().synchronize()
 
 
 def stream_loop(make, batches):
@@ -73,7 +65,8 @@ def measure(engine, case, dtype, rounds):
 
     ways = {"loop": lambda: stream_loop(make, batches), "batches": lambda: stream_batches(make, X, y, batch)}
     finals = {name: way().coef_ for name, way in ways.items()}  # the unrecorded round
-    synchronize(device)  # (its first call imports CuPy outside the timer)
+    finish = device_finish(device) or (lambda: None)  # (CuPy imported outside the timer)
+    finish()
     if not np.array_equal(finals["loop"], finals["batches"]) and engine != "native_cuda":
         raise SystemExit(f"{engine} {case} {dtype}: partial_fit_batches differs from the loop")
     times = {name: [] for name in ways}
@@ -81,7 +74,7 @@ def measure(engine, case, dtype, rounds):
         for name in (("loop", "batches") if index % 2 == 0 else ("batches", "loop")):
             start = time.perf_counter()
             ways[name]()
-            synchronize(device)
+            finish()
             times[name].append(time.perf_counter() - start)
     ratios = [a / b for a, b in zip(times["loop"], times["batches"])]
     return {"engine": engine, "case": case, "rows": rows, "features": features, "batch": batch,
