@@ -11,7 +11,8 @@
 //      than gesvd at d in the hundreds), gesvd when that fails or H is not
 //      symmetric.
 // rcond_1 is exact: 1 / (||H||_1 ||H^-1||_1) from the factorization's
-// inverse. Up to d = kSmallSystem the Cholesky rung is one kernel. The Cholesky rung runs without a host round trip (its verdict
+// inverse. Up to d = kSmallSystem the Cholesky rung is one kernel (H^-1 by Gauss-Jordan
+// elimination, whose pivots are the factorization's: objective_device.cuh). The Cholesky rung runs without a host round trip (its verdict
 // goes to SystemFlags.step_ok); the others run only when it refused.
 #pragma once
 

@@ -95,88 +95,98 @@ __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, co
     }
 }
 
-// The Cholesky rung for d <= kSmallSystem in one block: H = L L' (right-
-// looking: each column's pivot, the column below it, then the trailing
-// update, every step's entries in parallel, so a step costs a few barriers
-// instead of a thread's serial loop; an entry's subtractions come in the
-// order a left-looking loop makes them), H^-1 = L'^-1 L^-1 by forward and
-// back substitution on the identity (right-looking, all columns at once),
-// its exact 1-norm for rcond, and step = H^-1 g when the rung accepts the
-// system (H symmetric, positive pivots, rcond > eps d, finite step). flags:
-// norm1 and symmetric as assemble_system_matrix set them; info, rcond,
-// step_ok. `Largest`: the d its shared arrays hold.
+// The Cholesky rung for d <= kSmallSystem in one block. The rung needs
+// H^-1 itself (its exact 1-norm for rcond), so it inverts H directly by
+// Gauss-Jordan elimination without pivoting, which for a symmetric positive
+// definite H meets the pivots a Cholesky factorization meets (pivot k is
+// the Schur complement's diagonal, L_kk^2): the rung refuses H when one of
+// them is not positive and finite, as the factorization would. Each
+// elimination step reads one copy of the matrix and writes the other (two
+// copies in shared memory, alternated), so a step is one block barrier: d
+// barriers for the inverse, against about 7 d for a factorization and two
+// substitutions (64 us a call at d = 33 on the H200, 2c3df36's profile).
+// Then rcond from the exact 1-norms, and step = H^-1 g when the rung
+// accepts the system (H symmetric, positive pivots, rcond > eps d, finite
+// step). The elimination runs in double for either T: a float32 system's
+// inverse then carries its data's rounding, not the elimination's too
+// (the float32 rung in float put one golden case's coefficient 8.6e-4 from
+// the oracle's, over its 5e-4). flags: norm1 and symmetric as
+// assemble_system_matrix set them; info, rcond, step_ok. `Largest`: the d
+// its shared arrays hold.
 template <class T, int Largest>
 struct CholeskyShared {
-    T L[Largest][Largest + 1];  // the factor, lower triangle (row, column)
-    T inverse[Largest][Largest + 1];
+    double copies[2][Largest][Largest + 1];  // the matrix being inverted, read from one, written to the other
     int failed;
 };
+
+// The entries of a Largest x Largest matrix one thread of kThreads updates
+// in every step (row-major flat index threadIdx.x + o kThreads): the rung
+// needs blocks of exactly kThreads threads (every kernel that calls it is
+// launched with them: the ladder's and the block solver's).
+template <int Largest>
+inline constexpr int kEntriesPerThread = (Largest * Largest + kThreads - 1) / kThreads;
 
 // The rung with its arrays where the caller keeps them (`shared`: in the
 // block's shared memory, static or dynamic).
 template <class T, int Largest>
-__device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared, std::int64_t d, const T* H,
+__device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared, std::int64_t d64, const T* H,
                                               const T* g, T* step, SystemFlags* flags) {
-    auto& L = shared.L;
-    auto& inverse = shared.inverse;
+    const int d = static_cast<int>(d64);
     int& failed = shared.failed;
+    // This thread's entries (row, column), fixed for every step.
+    constexpr int kOwned = kEntriesPerThread<Largest>;
+    int row[kOwned], column[kOwned];
+#pragma unroll
+    for (int o = 0; o < kOwned; ++o) {
+        const int e = static_cast<int>(threadIdx.x) + o * kThreads;
+        row[o] = e < d * d ? e / d : -1;
+        column[o] = e < d * d ? e - (e / d) * d : 0;
+    }
     if (threadIdx.x == 0) failed = 0;
-    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) L[e % d][e / d] = H[e];  // column-major H
+#pragma unroll
+    for (int o = 0; o < kOwned; ++o)
+        if (row[o] >= 0) shared.copies[0][row[o]][column[o]] = static_cast<double>(H[row[o] + column[o] * d]);  // column-major H
     block_barrier();
-    for (std::int64_t k = 0; k < d; ++k) {
-        if (threadIdx.x == 0) {
-            const T pivot = L[k][k];
-            if (!(pivot > T(0)) || !isfinite(pivot)) failed = 1;
-            L[k][k] = sqrt(pivot > T(0) ? pivot : T(1));
-        }
-        block_barrier();
-        for (std::int64_t i = k + 1 + threadIdx.x; i < d; i += blockDim.x) L[i][k] /= L[k][k];
-        block_barrier();
-        const std::int64_t rest = d - k - 1;
-        for (std::int64_t e = threadIdx.x; e < rest * rest; e += blockDim.x) {
-            const std::int64_t i = k + 1 + e / rest, j = k + 1 + e % rest;
-            if (j <= i) L[i][j] -= L[i][k] * L[j][k];
-        }
-        block_barrier();
-    }
-    // Forward: L Y = I, row by row, the columns (and the rows below) in parallel.
-    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) inverse[e / d][e % d] = e / d == e % d ? T(1) : T(0);
-    block_barrier();
-    for (std::int64_t i = 0; i < d; ++i) {
-        for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) inverse[i][c] /= L[i][i];
-        block_barrier();
-        const std::int64_t rest = d - i - 1;
-        for (std::int64_t e = threadIdx.x; e < rest * d; e += blockDim.x) {
-            const std::int64_t m = i + 1 + e / d, c = e % d;
-            inverse[m][c] -= L[m][i] * inverse[i][c];
+    // Step k: r = 1 / a_kk; a_kk <- r, a_kj <- a_kj r, a_ik <- -a_ik r, a_ij <- a_ij - a_ik (a_kj r).
+    for (int k = 0; k < d; ++k) {
+        auto& from = shared.copies[k & 1];
+        auto& to = shared.copies[(k + 1) & 1];
+        const double pivot = from[k][k];
+        const bool usable_pivot = pivot > 0.0 && isfinite(pivot);
+        if (threadIdx.x == 0 && !usable_pivot) failed = 1;
+        const double r = 1.0 / (usable_pivot ? pivot : 1.0);
+#pragma unroll
+        for (int o = 0; o < kOwned; ++o) {
+            const int i = row[o], j = column[o];
+            if (i < 0) continue;
+            const double scaled = from[k][j] * r;  // the pivot row's new entry (every thread forms it alike)
+            double value;
+            if (i == k)
+                value = j == k ? r : scaled;
+            else if (j == k)
+                value = -(from[i][k] * r);
+            else
+                value = from[i][j] - from[i][k] * scaled;
+            to[i][j] = value;
         }
         block_barrier();
     }
-    // Back: L' X = Y, from the last row up.
-    for (std::int64_t i = d - 1; i >= 0; --i) {
-        for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) inverse[i][c] /= L[i][i];
-        block_barrier();
-        for (std::int64_t e = threadIdx.x; e < i * d; e += blockDim.x) {
-            const std::int64_t m = e / d, c = e % d;
-            inverse[m][c] -= L[i][m] * inverse[i][c];
-        }
-        block_barrier();
-    }
+    const auto& inverse = shared.copies[d & 1];
     double largest_column = 0.0;
-    for (std::int64_t c = threadIdx.x; c < d; c += blockDim.x) {
-        double column = 0.0;
-        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(inverse[i][c]));
-        largest_column = column > largest_column ? column : largest_column;
+    for (int c = threadIdx.x; c < d; c += blockDim.x) {
+        double column_sum = 0.0;
+        for (int i = 0; i < d; ++i) column_sum += fabs(inverse[i][c]);
+        largest_column = column_sum > largest_column ? column_sum : largest_column;
     }
     largest_column = block_max(largest_column);
     const double norm = flags->norm1;
     const double rcond = core::reciprocal_condition(norm, largest_column);
-    const bool usable = failed == 0 && flags->symmetric != 0 && core::regular_solve_allowed<T>(rcond, d);
+    const bool usable = failed == 0 && flags->symmetric != 0 && core::regular_solve_allowed<T>(rcond, d64);
     double bad = 0.0;
     if (usable) {
-        for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+        for (int i = threadIdx.x; i < d; i += blockDim.x) {
             double sum = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(inverse[i][j]) * static_cast<double>(g[j]);
+            for (int j = 0; j < d; ++j) sum += inverse[i][j] * static_cast<double>(g[j]);
             step[i] = static_cast<T>(sum);
             bad += isfinite(step[i]) ? 0.0 : 1.0;
         }
