@@ -56,18 +56,27 @@ struct TileFetch {
     T values[kLoads];
     T weight, score;
 
-    __device__ void fetch(std::int64_t n, std::int64_t p, int d, const T* X, const T* c, const T* s,
-                          std::int64_t first) {
+    // f(l, k, j) for each of this thread's elements l of a tile of d
+    // columns: row k, column j (element e = threadIdx.x + l kThreads, row-major).
+    template <class F>
+    __device__ static void each_element(int d, F&& f) {
         const int elements = kTileRows * d;
 #pragma unroll
         for (int l = 0; l < kLoads; ++l) {
             const int e = static_cast<int>(threadIdx.x) + l * kThreads;
             if (e < elements) {
-                const int k = e / d, j = e - k * d;
-                const std::int64_t i = first + k;
-                values[l] = i < n ? (j < p ? X[i * p + j] : T(1)) : T(0);
+                const int k = e / d;
+                f(l, k, e - k * d);
             }
         }
+    }
+
+    __device__ void fetch(std::int64_t n, std::int64_t p, int d, const T* X, const T* c, const T* s,
+                          std::int64_t first) {
+        each_element(d, [&](int l, int k, int j) {
+            const std::int64_t i = first + k;
+            values[l] = i < n ? (j < p ? X[i * p + j] : T(1)) : T(0);
+        });
         if (threadIdx.x < kTileRows) {
             const std::int64_t i = first + threadIdx.x;
             if (c != nullptr) weight = i < n ? c[i] : T(0);
@@ -76,15 +85,7 @@ struct TileFetch {
     }
 
     __device__ void store(int d, bool weighted, bool scored, T (*tile)[Widest + 1], T* weights, T* scores) const {
-        const int elements = kTileRows * d;
-#pragma unroll
-        for (int l = 0; l < kLoads; ++l) {
-            const int e = static_cast<int>(threadIdx.x) + l * kThreads;
-            if (e < elements) {
-                const int k = e / d, j = e - k * d;
-                tile[k][j] = values[l];
-            }
-        }
+        each_element(d, [&](int l, int k, int j) { tile[k][j] = values[l]; });
         if (threadIdx.x < kTileRows) {
             if (weighted) weights[threadIdx.x] = weight;
             if (scored) scores[threadIdx.x] = score;
