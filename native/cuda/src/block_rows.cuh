@@ -29,18 +29,6 @@ enum class GramWeights { none, rows, curvature, meat };
 // The wide kernel's Cholesky arrays (block_solver.cu's block_dynamic_bytes).
 extern __shared__ __align__(16) unsigned char block_dynamic_shared[];
 
-// The sum over the grid's blocks of value `offset` of each block's partials
-// (`stride` apart), by one warp: lane l adds blocks l, l + 32, ... in order,
-// then the lanes in a fixed shuffle tree. Every warp that calls it gets the
-// same bits; every lane gets the sum.
-__device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t stride, std::int64_t offset,
-                                              int blocks) {
-    double value = 0.0;
-    for (int b = threadIdx.x & 31; b < blocks; b += 32) value += sums[b * stride + offset];
-    for (int shift = 16; shift > 0; shift >>= 1) value += __shfl_down_sync(0xffffffffu, value, shift);
-    return __shfl_sync(0xffffffffu, value, 0);
-}
-
 // The passes over the batch's rows, every thread of the grid together, and
 // this block's slices of the work arrays.
 template <class T, int Widest>

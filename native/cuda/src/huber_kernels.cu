@@ -159,8 +159,12 @@ __global__ void add_intercept_kernel(std::int64_t n, const T* b, T* out) {
         out[i] = out[i] + intercept;
 }
 
+// Each of the K sums by one warp (warp_sum_over_blocks).
 __global__ void finish_sums_kernel(const double* partials, int blocks, int K, double* out) {
-    for (int k = threadIdx.x; k < K; k += blockDim.x) out[k] = sum_partials(partials, blocks, K, k);
+    const int k = static_cast<int>(threadIdx.x) >> 5;
+    if (k >= K) return;  // whole warps
+    const double sum = warp_sum_over_blocks(partials, K, k, blocks);
+    if ((threadIdx.x & 31) == 0) out[k] = sum;
 }
 
 template <class T>
@@ -236,7 +240,8 @@ void launch_add_intercept(cudaStream_t stream, std::int64_t n, const T* b, T* ou
 }
 
 void launch_finish_sums(cudaStream_t stream, const double* partials, int blocks, int K, double* out) {
-    finish_sums_kernel<<<1, 32, 0, stream>>>(partials, blocks, K, out);
+    if (K < 1 || K > 32) throw Failure(core::Status::internal_error, "launch_finish_sums: K must be 1 to 32");
+    finish_sums_kernel<<<1, 32 * K, 0, stream>>>(partials, blocks, K, out);
     RH_CUDA_LAUNCHED();
 }
 

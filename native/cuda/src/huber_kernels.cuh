@@ -100,7 +100,8 @@ void launch_lamm_trials(cudaStream_t stream, std::int64_t n, int trials, const T
 template <class T>
 void launch_add_intercept(cudaStream_t stream, std::int64_t n, const T* b, T* out);
 
-// out[k] = the k-th of K sums over `blocks` blocks' partials (block order).
+// out[k] = the k-th of K (1 to 32) sums over `blocks` blocks' partials, by
+// one warp each in a fixed order (the same bits whatever the scheduling).
 void launch_finish_sums(cudaStream_t stream, const double* partials, int blocks, int K, double* out);
 
 template <class T>

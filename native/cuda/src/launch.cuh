@@ -1,8 +1,9 @@
 // Launch geometry and the deterministic reductions every kernel of the
 // engine shares: row kernels run a fixed grid (it depends on the row count
-// only) with grid-stride loops, each block writes its partial sums, and a
-// single thread adds the blocks' partials in block order. No atomics in a
-// sum: a result never depends on scheduling.
+// only) with grid-stride loops, each block writes its partial sums, and
+// one thread (in block order) or one warp (in a fixed lane-strided order
+// and shuffle tree) adds the blocks' partials. No atomics in a sum: a
+// result never depends on scheduling.
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,22 @@ __device__ inline void store_block_sums(const double (&values)[K], double* parti
     }
 }
 
-// Sum k of `blocks` blocks' partials (K per block), in block order. One
+// The sum over `blocks` blocks of value `offset` of each block's partials
+// (`stride` apart), by one warp: lane l adds blocks l, l + 32, ... in
+// order, then the lanes in a fixed shuffle tree. Every warp that calls it
+// gets the same bits; every lane gets the sum. All 32 lanes must call it.
+// (32 chains of blocks / 32 adds: a pass's sums over hundreds of blocks
+// cost a chain of hundreds of dependent adds by one thread, 28 us for
+// 1,024 on the H200.)
+__device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t stride, std::int64_t offset,
+                                              int blocks) {
+    double value = 0.0;
+    for (int b = threadIdx.x & 31; b < blocks; b += 32) value += sums[b * stride + offset];
+    for (int shift = 16; shift > 0; shift >>= 1) value += __shfl_down_sync(0xffffffffu, value, shift);
+    return __shfl_sync(0xffffffffu, value, 0);
+}
+
+// Sum k of `blocks` blocks' partials (K per block), in block order, by one thread. One
 // thread adds them (up to kMaxBlocks: 1,024 for a batch check), so the
 // loop is unrolled far enough that its loads are issued 32 at a time ahead
 // of the adds; the compiler's own unrolling by 4 left one L2 round trip per

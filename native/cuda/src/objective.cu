@@ -71,7 +71,10 @@ template <class T>
 __global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, const T* step, double first,
                                      int exponent_step, T* points, PassLosses losses, PassRecord* record) {
     const int k = blockIdx.x;
-    if (threadIdx.x == 0) record->losses[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
+    if (threadIdx.x < 32) {
+        const double sum = warp_sum_over_blocks(losses.partials, losses.K, k, losses.blocks);
+        if (threadIdx.x == 0) record->losses[k] = sum;
+    }
     const T scaled = static_cast<T>(ldexp(first, k * exponent_step));
     T* point = points + static_cast<std::int64_t>(k) * terms.d;
     for (std::int64_t j = threadIdx.x; j < terms.d; j += blockDim.x) point[j] = moved(theta[j], scaled, step[j]);
@@ -87,7 +90,10 @@ template <class T>
 __global__ void point_memory_kernel(SurrogateTerms<T> terms, const T* points, PassLosses losses, double* losses_out,
                                     double* memory_out) {
     const int k = blockIdx.x;
-    if (threadIdx.x == 0) losses_out[k] = sum_partials(losses.partials, losses.blocks, losses.K, k);
+    if (threadIdx.x < 32) {
+        const double sum = warp_sum_over_blocks(losses.partials, losses.K, k, losses.blocks);
+        if (threadIdx.x == 0) losses_out[k] = sum;
+    }
     const double memory = memory_value(terms, points + static_cast<std::int64_t>(k) * terms.d);
     if (threadIdx.x == 0) memory_out[k] = memory;
 }

@@ -50,7 +50,10 @@ template <class T>
 __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
                               int blocks, T* g) {
     __shared__ double score_sum;
-    if (threadIdx.x == 0) score_sum = sum_partials(s_partials, blocks, 1, 0);
+    if (threadIdx.x < 32) {  // the first warp (every block has it)
+        const double sum = warp_sum_over_blocks(s_partials, 1, 0, blocks);
+        if (threadIdx.x == 0) score_sum = sum;
+    }
     block_barrier();
     auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
     for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
