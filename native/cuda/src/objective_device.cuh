@@ -66,29 +66,42 @@ __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* th
 }
 
 // H = (G + J)/N + ridge I (column-major, full), its symmetry and 1-norm into
-// flags, and the step's verdict reset (every thread of the block calls it).
+// flags, and the step's verdict reset (every thread of the block calls it;
+// blocks of whole warps). A warp takes columns j = warp, warp + kWarps, ...
+// and its lanes the rows of each (32-bit indices: no 64-bit division per
+// entry); each entry is compared with its mirror formed by the same
+// expression (H exactly symmetric: the contract's test), and each column's
+// |H| summed by the warp (lane-strided, then a fixed shuffle tree) for
+// the 1-norm, where one thread a column walked the column before.
+template <class T>
+__device__ inline T system_entry(const SurrogateTerms<T>& terms, const T* G, int d, T inverse_n, int i, int j) {
+    T value = (gram_at(G, d, i, j) + terms.information[static_cast<std::int64_t>(i) * d + j]) * inverse_n;
+    if (i == j) value += terms.ridge;
+    return value;
+}
+
 template <class T>
 __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, SystemFlags* flags) {
-    const std::int64_t d = terms.d;
+    const int d = static_cast<int>(terms.d);
     const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
-    for (std::int64_t e = threadIdx.x; e < d * d; e += blockDim.x) {
-        const std::int64_t i = e % d, j = e / d;  // column-major
-        T value = (gram_at(G, d, i, j) + terms.information[i * d + j]) * inverse_n;
-        if (i == j) value += terms.ridge;
-        H[e] = value;
-    }
-    block_barrier();
     __shared__ int asymmetric;
     if (threadIdx.x == 0) asymmetric = 0;
     block_barrier();
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    const int warps = static_cast<int>(blockDim.x) >> 5;
     double largest_column = 0.0;
-    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
+    for (int j = warp; j < d; j += warps) {
         double column = 0.0;
-        for (std::int64_t i = 0; i < d; ++i) {
-            column += fabs(static_cast<double>(H[i + j * d]));
-            if (i > j && H[i + j * d] != H[j + i * d]) asymmetric = 1;
+        bool differs = false;
+        for (int i = lane; i < d; i += 32) {
+            const T value = system_entry(terms, G, d, inverse_n, i, j);
+            H[i + static_cast<std::int64_t>(j) * d] = value;
+            column += fabs(static_cast<double>(value));
+            differs = differs || (i > j && value != system_entry(terms, G, d, inverse_n, j, i));
         }
-        largest_column = column > largest_column ? column : largest_column;
+        for (int shift = 16; shift > 0; shift >>= 1) column += __shfl_down_sync(0xffffffffu, column, shift);
+        if (lane == 0) largest_column = column > largest_column ? column : largest_column;
+        if (differs) asymmetric = 1;
     }
     largest_column = block_max(largest_column);
     if (threadIdx.x == 0) {
