@@ -246,8 +246,8 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there). The
-# eight of the eleventh session landed in the twelfth; five since.
-PENDING_ORDER="small_rung_gauss_jordan narrow_gram_blocked partial_sums_by_warps system_matrix_by_warps"
+# four of the fourteenth session landed in the fifteenth (none waits now).
+PENDING_ORDER="gram_two_blocks_per_sm"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
