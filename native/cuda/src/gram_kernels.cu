@@ -8,7 +8,12 @@ namespace rh::cuda {
 
 namespace {
 
-constexpr int kGramBlocks = 132;  // one per multiprocessor of an H100/H200; a fixed grid: fixed sums
+// Two blocks per multiprocessor of an H100/H200 (132 of them): the kernel's
+// 98 registers a thread allow two 256-thread blocks on one, and with one
+// Nsight Compute found 12% of warps active and 6 cycles between a warp's
+// instructions (docs/profiles/h100-2e7b6f3-pending/kernel_detail_streaming.csv).
+// A fixed grid: the sums do not depend on the device.
+constexpr int kGramBlocks = 2 * 132;
 
 // The Gram by 4 x 4 blocks of entries a thread (the columns padded to a
 // multiple of 4: nb = ceil(d / 4) blocks a side, nb (nb + 1) / 2 block
@@ -103,19 +108,20 @@ __global__ void __launch_bounds__(kThreads) narrow_gram_kernel(std::int64_t n, s
     }
 }
 
-// Each entry's total by one thread, adding the blocks' partials in block
-// order (sum_partials: the same sums as one block would make), the entries
-// spread over as many blocks as they need, so the kernel costs about one
-// chain of adds, not one per entry a single block's thread would take in
-// turn.
+// Each entry's total by one warp over the blocks' partials
+// (warp_sum_over_blocks: lane l adds blocks l, l + 32, ..., then a fixed
+// shuffle tree), the entries spread over as many blocks as they need: a
+// chain of blocks / 32 adds an entry, not one of blocks adds a thread.
 constexpr int kSumThreads = 64;
+constexpr int kSumEntries = kSumThreads / 32;  // entries a block, one a warp
 
 template <class T>
 __global__ void __launch_bounds__(kSumThreads) narrow_gram_sum_kernel(int d, int blocks, const double* partials, T* G) {
     const int entries = d * (d + 1) / 2;
-    const int e = static_cast<int>(blockIdx.x) * kSumThreads + static_cast<int>(threadIdx.x);
-    if (e >= entries) return;
-    const double sum = sum_partials(partials, blocks, entries, e);
+    const int e = static_cast<int>(blockIdx.x) * kSumEntries + static_cast<int>(threadIdx.x) / 32;
+    if (e >= entries) return;  // a whole warp: e is the same on its lanes
+    const double sum = warp_sum_over_blocks(partials, entries, e, blocks);
+    if ((threadIdx.x & 31) != 0) return;
     int a, bb;
     entry_pair(e, d, a, bb);
     G[a + static_cast<std::int64_t>(bb) * d] = static_cast<T>(sum);  // column-major upper triangle
@@ -132,7 +138,7 @@ void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, boo
     narrow_gram_kernel<T><<<kGramBlocks, kThreads, 0, stream>>>(n, p, intercept, X, c, partials);
     RH_CUDA_LAUNCHED();
     const int entries = d * (d + 1) / 2;
-    narrow_gram_sum_kernel<T><<<(entries + kSumThreads - 1) / kSumThreads, kSumThreads, 0, stream>>>(
+    narrow_gram_sum_kernel<T><<<(entries + kSumEntries - 1) / kSumEntries, kSumThreads, 0, stream>>>(
         d, kGramBlocks, partials, G);
     RH_CUDA_LAUNCHED();
 }

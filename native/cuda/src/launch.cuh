@@ -58,19 +58,6 @@ __device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t s
     return __shfl_sync(0xffffffffu, value, 0);
 }
 
-// Sum k of `blocks` blocks' partials (K per block), in block order, by one thread. One
-// thread adds them (up to kMaxBlocks: 1,024 for a batch check), so the
-// loop is unrolled far enough that its loads are issued 32 at a time ahead
-// of the adds; the compiler's own unrolling by 4 left one L2 round trip per
-// four partials (the batch check's sum kernel took 32 us on the H200 for
-// 6 sums). The adds stay in block order: the same bits.
-__device__ inline double sum_partials(const double* partials, int blocks, int K, int k) {
-    double sum = 0.0;
-#pragma unroll 32
-    for (int b = 0; b < blocks; ++b) sum += partials[b * K + k];
-    return sum;
-}
-
 // The sum over a block's threads of one value each, in a fixed order (for
 // the single-block kernels); every thread gets the result.
 __device__ inline double block_sum(double value) {
