@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
-PHASES = ("residual_rows", "residual_sum", "score_rows", "gram_tiles", "gram_sum", "system", "cholesky", "value_check")
+PHASES = ("residual_rows", "residual_sum", "score_rows", "gram_tiles", "gram_sum", "system", "cholesky", "value_check",
+          "memory", "gradient", "handoff", "driver_reads")
 CASE_MARK, PHASE_MARK = "RH_CASE ", "RH_PHASES "
 
 

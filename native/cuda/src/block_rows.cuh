@@ -185,12 +185,14 @@ struct BlockRows {
     }
 
     // F = loss / N + the memory part, at a point whose residual was just formed.
-    __device__ double objective(double data, const T* point) const {
+    __device__ double objective(double data, const T* point) {
+        const PhaseTimer timer(clocks, Phase::memory);
         return data / problem.terms.weight_sum + memory_value(problem.terms, point);
     }
 
     // grad f at `point` from the scores of the current residual (Z' s formed).
-    __device__ void gradient_at(const T* point) const {
+    __device__ void gradient_at(const T* point) {
+        const PhaseTimer timer(clocks, Phase::gradient);
         gradient_into(problem.terms, point, gx(), score_sum(), 1, gradient());
     }
 };

@@ -94,16 +94,19 @@ struct DriverWarp {
     BlockMailbox<T, Widest>& box;
 
     __device__ double ask(BlockCommand command, const T* point, T* r, bool form_gram = false) {
-        __syncwarp();
-        if (point != nullptr)
-            for (std::int64_t j = threadIdx.x; j < rows.problem.d; j += 32) box.point[j] = point[j];
-        if (threadIdx.x == 0) {
-            box.command = command;
-            box.r = r;
-            box.form_gram = form_gram;
+        {
+            const PhaseTimer timer(rows.clocks, Phase::handoff);
+            __syncwarp();
+            if (point != nullptr)
+                for (std::int64_t j = threadIdx.x; j < rows.problem.d; j += 32) box.point[j] = point[j];
+            if (threadIdx.x == 0) {
+                box.command = command;
+                box.r = r;
+                box.form_gram = form_gram;
+            }
+            __syncwarp();
+            handoff();
         }
-        __syncwarp();
-        handoff();
         return run_command(rows, box);
     }
 };
@@ -146,6 +149,7 @@ struct BlockNewtonEvaluator {
     }
 
     __device__ core::SolveRoute take_step(T* step) {
+        const PhaseTimer timer(warp.rows.clocks, Phase::driver_reads);
         refused = refused || warp.rows.flags()->step_ok == 0;
         for (std::int64_t j = 0; j < warp.rows.problem.d; ++j) step[j] = refused ? T(0) : warp.rows.step()[j];
         return core::SolveRoute::cholesky;
@@ -176,6 +180,7 @@ struct BlockLammEvaluator {
 
     __device__ void gradient(const T* point, T* g) {
         warp.ask(BlockCommand::lamm_gradient, point, r);
+        const PhaseTimer timer(warp.rows.clocks, Phase::driver_reads);
         for (std::int64_t j = 0; j < warp.rows.problem.d; ++j) g[j] = warp.rows.gradient()[j];
     }
 

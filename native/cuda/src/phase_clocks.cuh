@@ -23,12 +23,25 @@ enum class Phase : int {
     system,         // the Newton system from the Gram
     cholesky,       // the Cholesky rung: factor, inverse, rcond, step
     value_check,    // the batch's NaNs and infinities counted over the grid (a grid barrier)
+    memory,         // the memory part of f at a point (a value_at's d-sized work, two block sums)
+    gradient,       // grad f from Z' s (the d-sized work after a gradient's pass, two block barriers)
+    handoff,        // the driver warp posts a command: the point into the mailbox, the handoff barrier
+    driver_reads,   // the driver warp copies the block's step or gradient into its own vectors
     count
 };
 
 #if defined(RH_BLOCK_PHASE_CLOCKS) && defined(__CUDACC__)
 
 inline constexpr int kPhaseCount = static_cast<int>(Phase::count);
+
+// The phases' names in the report, in Phase's order (the profiling
+// script's keys).
+__device__ inline const char* phase_name(int k) {
+    const char* const names[kPhaseCount] = {"residual_rows", "residual_sum", "score_rows", "gram_tiles",
+                                            "gram_sum",      "system",       "cholesky",   "value_check",
+                                            "memory",        "gradient",     "handoff",    "driver_reads"};
+    return names[k];
+}
 
 // The SM's cycle counter (clock64 exists in the device pass only).
 __device__ inline long long phase_clock() {
@@ -66,14 +79,11 @@ struct PhaseClocks {
         if (!recorder()) return;
         const long long total = phase_clock() - begin;
         printf("RH_PHASES {\"rows\": %lld, \"d\": %lld, \"element_bytes\": %d, \"l1\": %d, \"blocks\": %d, "
-               "\"iterations\": %d, \"total\": %lld, \"solve\": %lld, \"driver_own\": %lld, \"closing\": %lld, "
-               "\"residual_rows\": [%lld, %d], \"residual_sum\": [%lld, %d], \"score_rows\": [%lld, %d], "
-               "\"gram_tiles\": [%lld, %d], \"gram_sum\": [%lld, %d], \"system\": [%lld, %d], "
-               "\"cholesky\": [%lld, %d], \"value_check\": [%lld, %d]}\n",
+               "\"iterations\": %d, \"total\": %lld, \"solve\": %lld, \"driver_own\": %lld, \"closing\": %lld",
                static_cast<long long>(rows), static_cast<long long>(d), element_bytes, l1, blocks, iterations, total,
-               solved, solved - solved_phases, total - solved, cycles[0], entries[0], cycles[1], entries[1],
-               cycles[2], entries[2], cycles[3], entries[3], cycles[4], entries[4], cycles[5], entries[5],
-               cycles[6], entries[6], cycles[7], entries[7]);
+               solved, solved - solved_phases, total - solved);
+        for (int k = 0; k < kPhaseCount; ++k) printf(", \"%s\": [%lld, %d]", phase_name(k), cycles[k], entries[k]);
+        printf("}\n");
     }
 };
 
