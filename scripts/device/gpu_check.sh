@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|block_source]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -286,25 +286,6 @@ kernel_detail() {
     --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy --csv --page details \
     $PY scripts/profiling/profile_cuda_update.py --tool none --streams 1 --class "$class" --dtype float64 \
     --penalty none --input device > "$OUT/kernel_detail_${class}.csv"
-}
-
-# Where the block solver's warps wait, line by line (after phases, whose
-# clocked engine has -lineinfo; not in "all"): Nsight Compute's warp state
-# and source counters (sampled stall reasons per instruction) for one launch
-# of block_solver_kernel in a device-fed stream (RH_SOURCE_CLASS, default
-# latency; RH_SOURCE_PENALTY, default l1; float64): $OUT/block_source.ncu-rep
-# and its source page as CSV, CUDA lines and SASS ($OUT/block_source_*.csv).
-block_source() {
-  local rep="$OUT/block_source"
-  PYTHONPATH="/tmp/rh-phases-site:$PWD/src${PYTHONPATH:+:$PYTHONPATH}" \
-    ncu --clock-control none --target-processes all --kernel-name "regex:block_solver_kernel" \
-    --launch-skip "${RH_SOURCE_SKIP:-3}" --launch-count 1 --import-source yes \
-    --section WarpStateStats --section SourceCounters --section SpeedOfLight -f -o "$rep" \
-    $PY scripts/profiling/profile_cuda_update.py --tool none --streams 1 --class "${RH_SOURCE_CLASS:-latency}" \
-    --dtype float64 --penalty "${RH_SOURCE_PENALTY:-l1}" --input device
-  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda > "$OUT/block_source_cuda.csv" || true
-  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$OUT/block_source_sass.csv" || true
-  ncu -i "$rep.ncu-rep" --page details --csv > "$OUT/block_source_details.csv" || true
 }
 
 # Issue 28's floor for the streaming class: the copy rate, one device-fed
