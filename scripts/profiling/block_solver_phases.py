@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 
 PHASES = ("residual_rows", "residual_sum", "score_rows", "gram_tiles", "gram_sum", "system", "cholesky", "value_check",
-          "memory", "gradient", "handoff", "driver_reads")
+          "memory", "gradient", "handoff", "driver_reads", "driver_sums", "command_end")
 CASE_MARK, PHASE_MARK = "RH_CASE ", "RH_PHASES "
 
 

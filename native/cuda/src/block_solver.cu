@@ -81,6 +81,7 @@ __device__ __noinline__ double run_command(BlockRows<T, Widest>& rows, const Blo
         case BlockCommand::stop:
             break;
     }
+    const PhaseTimer timer(rows.clocks, Phase::command_end);
     block_barrier();
     return value;
 }
@@ -164,7 +165,10 @@ struct BlockNewtonEvaluator {
         return trial_value;
     }
 
-    __device__ double norm(const T* x) const { return core::index_order_norm(warp.rows.problem.d, x); }
+    __device__ double norm(const T* x) const {
+        const PhaseTimer timer(warp.rows.clocks, Phase::driver_sums);
+        return core::index_order_norm(warp.rows.problem.d, x);
+    }
 };
 
 // core::lamm's evaluator (the driver warp's): the gradient from one pass
@@ -186,9 +190,13 @@ struct BlockLammEvaluator {
 
     // a' b and ||x||_2 in double, index order: each thread on its own copy.
     __device__ double dot(const T* a, const T* b) const {
+        const PhaseTimer timer(warp.rows.clocks, Phase::driver_sums);
         return core::index_order_dot(warp.rows.problem.d, a, b);
     }
-    __device__ double norm(const T* x) const { return core::index_order_norm(warp.rows.problem.d, x); }
+    __device__ double norm(const T* x) const {
+        const PhaseTimer timer(warp.rows.clocks, Phase::driver_sums);
+        return core::index_order_norm(warp.rows.problem.d, x);
+    }
 
     __device__ double trial(const T* candidate, const T*, double, const core::LammProposal<T>&) {
         return warp.ask(BlockCommand::value_at, candidate, r_trial);

@@ -27,6 +27,8 @@ enum class Phase : int {
     gradient,       // grad f from Z' s (the d-sized work after a gradient's pass, two block barriers)
     handoff,        // the driver warp posts a command: the point into the mailbox, the handoff barrier
     driver_reads,   // the driver warp copies the block's step or gradient into its own vectors
+    driver_sums,    // the driver's dot products and norms (index order, each lane on its own copy)
+    command_end,    // the block barrier that ends every command (the block's warps catching up)
     count
 };
 
@@ -39,7 +41,8 @@ inline constexpr int kPhaseCount = static_cast<int>(Phase::count);
 __device__ inline const char* phase_name(int k) {
     const char* const names[kPhaseCount] = {"residual_rows", "residual_sum", "score_rows", "gram_tiles",
                                             "gram_sum",      "system",       "cholesky",   "value_check",
-                                            "memory",        "gradient",     "handoff",    "driver_reads"};
+                                            "memory",        "gradient",     "handoff",    "driver_reads",
+                                            "driver_sums",   "command_end"};
     return names[k];
 }
 
