@@ -245,8 +245,7 @@ block_solver() {
     --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
-# The pending patches in the order they apply together (README there). The
-# four of the fourteenth session landed in the fifteenth (none waits now).
+# The pending patches in the order they apply together (README there).
 PENDING_ORDER="memory_by_warps block_rows_by_tiles lamm_gradient_sums_per_block lamm_proposal_exact_reciprocal"
 
 # The engine changes waiting in scripts/device/pending (README there), applied

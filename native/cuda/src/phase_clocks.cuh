@@ -39,10 +39,10 @@ inline constexpr int kPhaseCount = static_cast<int>(Phase::count);
 // The phases' names in the report, in Phase's order (the profiling
 // script's keys).
 __device__ inline const char* phase_name(int k) {
-    const char* const names[kPhaseCount] = {"residual_rows", "residual_sum", "score_rows", "gram_tiles",
-                                            "gram_sum",      "system",       "cholesky",   "value_check",
-                                            "memory",        "gradient",     "handoff",    "driver_reads",
-                                            "driver_sums",   "command_end"};
+    const char* const names[] = {"residual_rows", "residual_sum", "score_rows",  "gram_tiles", "gram_sum",
+                                 "system",        "cholesky",     "value_check", "memory",     "gradient",
+                                 "handoff",       "driver_reads", "driver_sums", "command_end"};
+    static_assert(sizeof(names) / sizeof(names[0]) == kPhaseCount, "a name for every phase");
     return names[k];
 }
 
