@@ -32,30 +32,41 @@ __global__ void gradient_kernel(SurrogateTerms<T> terms, const T* theta, const T
 }
 
 // The memory and history part of f along theta - t step
-// (core::MemoryAlongStep), its sums by block reductions. Every thread of
+// (core::MemoryAlongStep), its sums in memory_value's order: a warp a row
+// of J D0 and J step (rows i = warp, warp + kWarps, ...), each warp's terms
+// in its lane 0, then sum_over_warps. So a and
+// history0 have the bits of memory_value's sums at theta, which the
+// accepted point's f comes from: a trial near t = 0 and the value it is
+// compared with differ by the last steps' rounding only. Every thread of
 // the block calls it; every thread gets the sums.
 template <class T>
 __device__ core::MemoryAlongStep step_memory(const SurrogateTerms<T>& terms, const T* theta, const T* step) {
     auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
     auto S = [&](std::int64_t j) { return static_cast<double>(step[j]); };
-    core::MemoryAlongStep m;
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
-        const double jd0 = information_row(terms, i, D0), jstep = information_row(terms, i, S);
-        m.a += D0(i) * jd0;
-        m.b1 += S(i) * jd0;
-        m.b2 += D0(i) * jstep;
-        m.c += S(i) * jstep;
-        if (terms.uses_history) {
-            m.history0 += D0(i) * static_cast<double>(terms.history[i]);
-            m.history1 += S(i) * static_cast<double>(terms.history[i]);
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    double sums[6] = {};  // a, b1, b2, c, history0, history1
+    for (std::int64_t i = warp; i < terms.d; i += kWarps) {
+        const double jd0 = information_row_by_warp(terms, i, D0), jstep = information_row_by_warp(terms, i, S);
+        if (lane == 0) {
+            const double d0 = D0(i), s = S(i);
+            sums[0] += d0 * jd0;
+            sums[1] += s * jd0;
+            sums[2] += d0 * jstep;
+            sums[3] += s * jstep;
+            if (terms.uses_history) {
+                sums[4] += d0 * static_cast<double>(terms.history[i]);
+                sums[5] += s * static_cast<double>(terms.history[i]);
+            }
         }
     }
-    m.a = block_sum(m.a);
-    m.b1 = block_sum(m.b1);
-    m.b2 = block_sum(m.b2);
-    m.c = block_sum(m.c);
-    m.history0 = block_sum(m.history0);
-    m.history1 = block_sum(m.history1);
+    sum_over_warps(sums);
+    core::MemoryAlongStep m;
+    m.a = sums[0];
+    m.b1 = sums[1];
+    m.b2 = sums[2];
+    m.c = sums[3];
+    m.history0 = sums[4];
+    m.history1 = sums[5];
     m.inverse_n = 1.0 / terms.weight_sum;
     m.history_coefficient = terms.history_coefficient;
     m.uses_history = terms.uses_history;

@@ -21,46 +21,83 @@ __device__ inline T gram_at(const T* G, std::int64_t d, std::int64_t i, std::int
     return i <= j ? G[i + j * d] : G[j + i * d];
 }
 
-// (J v)_i for the row-major information matrix, in double.
+// (J v)_i by one warp: lane l adds j = l, l + 32, ... in order, then the
+// lanes in a fixed shuffle tree; every lane gets it. All 32 lanes call it.
 template <class T, class V>
-__device__ inline double information_row(const SurrogateTerms<T>& terms, std::int64_t i, V&& v) {
+__device__ inline double information_row_by_warp(const SurrogateTerms<T>& terms, std::int64_t i, V&& v) {
     const T* row = terms.information + i * terms.d;
     double sum = 0.0;
-    for (std::int64_t j = 0; j < terms.d; ++j) sum += static_cast<double>(row[j]) * v(j);
-    return sum;
+    for (std::int64_t j = threadIdx.x & 31; j < terms.d; j += 32) sum += static_cast<double>(row[j]) * v(j);
+    for (int shift = 16; shift > 0; shift >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, shift);
+    return __shfl_sync(0xffffffffu, sum, 0);
+}
+
+// K values held by each warp's lane 0, added over the block's warps in
+// warp order by every thread (every thread gets the K sums): two block
+// barriers. memory_value and step_memory sum through it, so their sums of
+// the same terms have the same bits.
+template <int K>
+__device__ inline void sum_over_warps(double (&values)[K]) {
+    __shared__ double warp_values[kWarps][K];
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    if (lane == 0)
+        for (int k = 0; k < K; ++k) warp_values[warp][k] = values[k];
+    block_barrier();
+    for (int k = 0; k < K; ++k) {
+        values[k] = 0.0;
+        for (int w = 0; w < kWarps; ++w) values[k] += warp_values[w][k];
+    }
+    block_barrier();  // every thread has read warp_values before the next call writes them
 }
 
 // The memory and history part of f at a point: 0.5 D' J D / N - c D' s,
-// D = point - theta_prev (every thread of the block calls it).
+// D = point - theta_prev (every thread of the block calls it; blocks of
+// kThreads, as every kernel that calls it launches). A warp a
+// row of J D (rows i = warp, warp + kWarps, ...), each warp's terms in
+// its lane 0, then the warps' in warp order by every thread: two block
+// barriers, where a thread a row walked the whole row (d dependent loads
+// and adds) and two block sums took six.
 template <class T>
 __device__ inline double memory_value(const SurrogateTerms<T>& terms, const T* point) {
     auto D = [&](std::int64_t j) { return static_cast<double>(point[j] - terms.theta_prev[j]); };
-    double quadratic = 0.0, linear = 0.0;
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
-        quadratic += D(i) * information_row(terms, i, D);
-        if (terms.uses_history) linear += D(i) * static_cast<double>(terms.history[i]);
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    double sums[2] = {};  // quadratic, linear
+    for (std::int64_t i = warp; i < terms.d; i += kWarps) {
+        const double row = information_row_by_warp(terms, i, D);
+        if (lane == 0) {
+            const double Di = D(i);
+            sums[0] += Di * row;
+            if (terms.uses_history) sums[1] += Di * static_cast<double>(terms.history[i]);
+        }
     }
-    quadratic = block_sum(quadratic);
-    linear = block_sum(linear);
-    return 0.5 * quadratic / terms.weight_sum - terms.history_coefficient * linear;
+    sum_over_warps(sums);
+    const double quadratic = sums[0], linear = sums[1];
+    // core::MemoryAlongStep::at(0) of these sums as the host evaluates it
+    // (step_memory's a and history0 are these, in this order; the host's
+    // line search compares its trials near t = 0 with this value): each
+    // operation rounded once in the host's order, no contraction into an
+    // FMA.
+    double value = __dmul_rn(__dmul_rn(0.5, quadratic), 1.0 / terms.weight_sum);
+    if (terms.uses_history) value = __dsub_rn(value, __dmul_rn(terms.history_coefficient, linear));
+    return value;
 }
 
-// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s).
+// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s): a warp a row of J D
+// (as memory_value), and the intercept's row (i = p) sums s over the
+// blocks' partials in the same warp. One block barrier at the end.
 template <class T>
 __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
                               int blocks, T* g) {
-    __shared__ double score_sum;
-    if (threadIdx.x < 32) {  // the first warp (every block has it)
-        const double sum = warp_sum_over_blocks(s_partials, 1, 0, blocks);
-        if (threadIdx.x == 0) score_sum = sum;
-    }
-    block_barrier();
     auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
-        const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
-        double gi = (information_row(terms, i, D) - product) / terms.weight_sum;
-        if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
-        g[i] = static_cast<T>(gi);
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    for (std::int64_t i = warp; i < terms.d; i += kWarps) {
+        const double product = i < terms.p ? static_cast<double>(gx[i]) : warp_sum_over_blocks(s_partials, 1, 0, blocks);
+        const double row = information_row_by_warp(terms, i, D);
+        if (lane == 0) {
+            double gi = (row - product) / terms.weight_sum;
+            if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
+            g[i] = static_cast<T>(gi);
+        }
     }
     block_barrier();
 }
