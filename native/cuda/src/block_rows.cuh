@@ -53,6 +53,24 @@ struct BlockRows {
     }
     __device__ std::int64_t per_block() const { return 1 + problem.d + entries(); }
 
+    // f(i) for each row of this block's tiles (t = blockIdx.x, + gridDim.x,
+    // ...: the tiles its Gram pass reads), a warp a tile and a lane a row,
+    // the block's warps taking its tiles in turn. A small batch's rows are
+    // spread over the whole grid (4,096 rows: a tile a block), where a
+    // thread a row strided by the grid kept them in the first rows / 256
+    // blocks, every warp of those walking 32 rows' uncoalesced X.
+    template <class F>
+    __device__ void for_each_row_of_tiles(F&& f) const {
+        static_assert(kTileRows == 32, "a lane a row of a tile");
+        const std::int64_t tiles = (problem.rows + kTileRows - 1) / kTileRows;
+        const std::int64_t warps = blockDim.x >> 5;
+        const std::int64_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        for (std::int64_t t = blockIdx.x + warp * gridDim.x; t < tiles; t += warps * gridDim.x) {
+            const std::int64_t i = t * kTileRows + lane;
+            if (i < problem.rows) f(i);
+        }
+    }
+
     // The NaNs and infinities in X and in y, over the grid (the batch's value
     // check; in every thread).
     __device__ void count_non_finite(double& in_X, double& in_y) {
@@ -82,15 +100,14 @@ struct BlockRows {
         double loss = 0.0;
         {
             const PhaseTimer timer(clocks, Phase::residual_rows);
-            for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < P.rows;
-                 i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+            for_each_row_of_tiles([&](std::int64_t i) {
                 const T* x = P.X + i * P.p;
                 T fitted = T(0);
                 for (std::int64_t j = 0; j < P.p; ++j) fitted = fma(x[j], point[j], fitted);
                 const T ri = P.y[i] - (fitted + intercept);
                 r_out[i] = ri;
                 loss += static_cast<double>(P.w[i] * core::huber_loss_fast(ri, P.tau, half_tau_squared));
-            }
+            });
         }
         const PhaseTimer timer(clocks, Phase::residual_sum);
         double* sums = partials();
@@ -107,20 +124,16 @@ struct BlockRows {
     __device__ void score(const T* r, GramWeights kind, T* G_out) {
         const BlockProblem<T>& P = problem;
         const T inverse_two_h = T(1) / (T(2) * P.h);
-        const std::int64_t tiles = (P.rows + kTileRows - 1) / kTileRows;
         {
             const PhaseTimer timer(clocks, Phase::score_rows);
-            for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-                for (std::int64_t i = t * kTileRows + threadIdx.x; i < P.rows && i < (t + 1) * kTileRows;
-                     i += blockDim.x) {
-                    const T ri = r[i], wi = P.w[i], si = core::huber_score(ri, P.tau);
-                    P.s[i] = wi * si;
-                    if (kind == GramWeights::curvature)
-                        P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
-                    else if (kind == GramWeights::meat)
-                        P.c[i] = wi * (si * si);
-                }
-            }
+            for_each_row_of_tiles([&](std::int64_t i) {
+                const T ri = r[i], wi = P.w[i], si = core::huber_score(ri, P.tau);
+                P.s[i] = wi * si;
+                if (kind == GramWeights::curvature)
+                    P.c[i] = wi * core::smoothed_curvature_fast(ri, P.tau, P.h, inverse_two_h);
+                else if (kind == GramWeights::meat)
+                    P.c[i] = wi * (si * si);
+            });
             block_barrier();  // this block's tiles' s and c, read by this block only
         }
         const T* weights = kind == GramWeights::curvature || kind == GramWeights::meat
