@@ -157,6 +157,25 @@ struct BlockRows {
         // read by every block.
         auto grid = cooperative_groups::this_grid();
         grid.sync();
+        if (weights == nullptr) {
+            // Z' s alone (LAMM's gradient): d totals, which each block forms
+            // itself, its warps taking totals k, k + kWarps, ... (the same
+            // warp_sum_over_blocks, so the bits every warp of the grid would
+            // give), with no second grid barrier. The partials' two sets
+            // alternate, and the next pass's grid barrier comes before this
+            // set is written again.
+            const int lane = static_cast<int>(threadIdx.x) & 31;
+            for (int k = static_cast<int>(threadIdx.x) >> 5; k < d; k += static_cast<int>(blockDim.x) >> 5) {
+                const double total = warp_sum_over_blocks(sums, per_block(), 1 + k, gridDim.x);
+                if (lane == 0) {
+                    if (k < P.p) gx()[k] = static_cast<T>(total);
+                    else *score_sum() = total;
+                }
+            }
+            if (!P.intercept && threadIdx.x == 0) *score_sum() = 0.0;
+            block_barrier();
+            return;
+        }
         const int count = d + (weights != nullptr ? static_cast<int>(entries()) : 0);
         const int warp = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x >> 5);
         for (int k = warp; k < count; k += static_cast<int>(gridDim.x) * kWarps) {
