@@ -1,7 +1,8 @@
 // Compiled by nvcc as a CTest (no GPU needed): the contract's host/device
 // functions (core/huber.hpp, core/soft_threshold.hpp, core/solver_rules.hpp,
 // core/surrogate_terms.hpp, core/solve_rule.hpp: amendment 0002's rules
-// too; the line search's steps and the memory term along a step) are
+// too; the line search's steps, the memory term along a step and LAMM's
+// proposal) are
 // callable from a CUDA kernel.
 #include <cstdint>
 
@@ -39,6 +40,12 @@ __global__ void huber_terms(std::int64_t n, const T* r, T tau, T h, T* loss, T* 
     if (steps.upcoming(steps.first(), ahead, 4) > 0 && !steps.form(ahead[0], candidate) && memory.at(ahead[0]) > 1.0)
         shrunk[i] += T(0);
     if (rh::core::index_order_norm(1, theta) + rh::core::index_order_dot(1, theta, step) > 1.0) shrunk[i] += T(0);
+    // LAMM's proposal, through both of its paths (phi a power of two, and not)
+    const T mask[1] = {T(1)};
+    T change[1];
+    rh::core::lamm_proposal(1, theta, step, mask, 0.5, 2.0, candidate, change);
+    rh::core::lamm_proposal(1, theta, step, mask, 0.5, 1e-8, candidate, change);
+    shrunk[i] += candidate[0] * T(0);
 }
 
 template __global__ void huber_terms<float>(std::int64_t, const float*, float, float, float*, float*, float*, float*);

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "core/soft_threshold.hpp"
@@ -109,4 +112,67 @@ TEST(SoftThreshold, ShrinksTowardZeroAndLeavesTheInterceptAlone) {
     EXPECT_EQ(candidate[0], 0.0);
     EXPECT_DOUBLE_EQ(candidate[1], 0.7);
     EXPECT_DOUBLE_EQ(change[1], 0.5);
+}
+
+// The proposal as the reference writes it, theta - g / phi: what
+// lamm_proposal must give bit for bit, whether phi's reciprocal replaces
+// the division (phi a power of two) or not.
+template <class T>
+void proposal_by_division(long long d, const T* theta, const T* gradient, const T* mask, double lambda_value,
+                          double phi, T* candidate, T* change) {
+    const T phi_ = static_cast<T>(phi);
+    const T threshold = static_cast<T>(lambda_value / phi);
+    for (long long j = 0; j < d; ++j) {
+        candidate[j] = soft_threshold(static_cast<T>(theta[j] - gradient[j] / phi_), threshold * mask[j]);
+        change[j] = candidate[j] - theta[j];
+    }
+}
+
+template <class T>
+void expect_proposals_match_the_division(std::uint32_t seed) {
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(std::numeric_limits<T>::min_exponent - 24,
+                                                std::numeric_limits<T>::max_exponent - 4);
+    const long long d = 257;
+    std::vector<T> theta(d), gradient(d), mask(d), got_candidate(d), got_change(d), want_candidate(d),
+        want_change(d);
+    for (long long j = 0; j < d; ++j) {
+        theta[j] = static_cast<T>(std::ldexp(uniform(random), exponent(random) / 4));
+        gradient[j] = static_cast<T>(std::ldexp(uniform(random), exponent(random)));  // subnormals to huge
+        mask[j] = j % 5 == 0 ? T(0) : T(1);
+    }
+    gradient[0] = T(0);
+    gradient[1] = -T(0);
+    gradient[2] = std::numeric_limits<T>::denorm_min();
+    gradient[3] = std::numeric_limits<T>::max();
+    std::vector<double> phis;
+    for (int k = -40; k <= 100; ++k) phis.push_back(std::ldexp(1.0, k));  // doubled and halved from 1
+    for (int k = 0; k <= 40; ++k) phis.push_back(1e-8 * std::ldexp(1.0, k));  // from kSmallestPhi on
+    for (double phi : {3.0, 0.1, 1.0 / 3.0, 1e300, 1e-300}) phis.push_back(phi);
+    for (double phi : phis) {
+        lamm_proposal<T>(d, theta.data(), gradient.data(), mask.data(), 0.75, phi, got_candidate.data(),
+                         got_change.data());
+        proposal_by_division<T>(d, theta.data(), gradient.data(), mask.data(), 0.75, phi, want_candidate.data(),
+                                want_change.data());
+        ASSERT_EQ(std::memcmp(got_candidate.data(), want_candidate.data(), d * sizeof(T)), 0) << "phi " << phi;
+        ASSERT_EQ(std::memcmp(got_change.data(), want_change.data(), d * sizeof(T)), 0) << "phi " << phi;
+    }
+}
+
+TEST(LammProposal, GivesTheDivisionsBitsForEveryPhi) {
+    expect_proposals_match_the_division<double>(7);
+    expect_proposals_match_the_division<float>(11);
+}
+
+TEST(LammProposal, TellsPowersOfTwo) {
+    EXPECT_TRUE(is_power_of_two(1.0));
+    EXPECT_TRUE(is_power_of_two(0.5));
+    EXPECT_TRUE(is_power_of_two(std::ldexp(1.0, -1074)));  // the smallest subnormal
+    EXPECT_TRUE(is_power_of_two(std::ldexp(1.0, 1023)));
+    EXPECT_FALSE(is_power_of_two(1e-8));
+    EXPECT_FALSE(is_power_of_two(3.0));
+    EXPECT_FALSE(is_power_of_two(0.0));
+    EXPECT_FALSE(is_power_of_two(std::numeric_limits<double>::infinity()));
+    EXPECT_FALSE(is_power_of_two(std::nan("")));
 }
