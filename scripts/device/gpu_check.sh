@@ -238,15 +238,17 @@ bench() {
 # The block solver against the pipeline, paired, over rows x features (where
 # auto should stop choosing it): $OUT/block_solver_${GPU_TAG}.json.
 # RH_BLOCK_ROWS / RH_BLOCK_FEATURES: the shapes (default the script's own),
-# e.g. past d = 32, RH_BLOCK_FEATURES="32 47 63" (d = 33, 48, 64 with the intercept).
+# e.g. past d = 32, RH_BLOCK_FEATURES="32 47 63" (d = 33, 48, 64 with the intercept);
+# RH_BLOCK_TILES: the tiles of rows per block at least to measure (default 1).
 block_solver() {
   $PY scripts/benchmarks/benchmark_block_solver.py --rounds "${RH_BLOCK_ROUNDS:-9}" \
     ${RH_BLOCK_ROWS:+--rows $RH_BLOCK_ROWS} ${RH_BLOCK_FEATURES:+--features $RH_BLOCK_FEATURES} \
+    ${RH_BLOCK_TILES:+--block-tiles $RH_BLOCK_TILES} \
     --out "$OUT/block_solver_${GPU_TAG}.json"
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER="memory_by_warps block_rows_by_tiles lamm_gradient_sums_per_block lamm_proposal_exact_reciprocal"
+PENDING_ORDER=""
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
@@ -265,10 +267,11 @@ apply_pending() {
 # RH_PHASES_TREE (default this tree; /tmp/rh-baseline after ab_builds: the
 # baseline's) is built again with RH_BLOCK_PHASE_CLOCKS (phase_clocks.cuh;
 # installed beside, not over, the one `build` installed), then the phase
-# clocks over rows x features: $OUT/block_solver_phases[_baseline].json. Not in "all".
+# clocks over rows x features (x RH_PHASE_TILES, the tiles of rows per block
+# at least, default 1): $OUT/block_solver_phases[_baseline].json. Not in "all".
 phases() {
   PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
-    --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}"
+    --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}" --block-tiles ${RH_PHASE_TILES:-1}
 }
 
 # Why a kernel takes what it takes (after build; not in "all"): Nsight

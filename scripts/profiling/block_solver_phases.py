@@ -149,6 +149,8 @@ def main(argv=None) -> int:
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
     parser.add_argument("--updates", type=int, default=15)
+    parser.add_argument("--block-tiles", type=int, nargs="+", default=[1],
+                        help="RH_CUDA_BLOCK_TILES values (tiles of rows per block at least), each in a worker of its own")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -161,25 +163,30 @@ def main(argv=None) -> int:
 
     from benchmark_shape_sweep import environment
 
-    cases = [{"rows": r, "features": f, "dtype": t, "penalty": p, "seed": args.seed}
-             for t, p, f, r in itertools.product(args.dtypes, args.penalties, args.features, args.rows)]
-    done = subprocess.run([sys.executable, __file__, "--updates", str(args.updates), "--worker", json.dumps(cases)],
-                          capture_output=True, text=True, env=os.environ.copy())
-    if done.returncode != 0:
-        sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-        return done.returncode
-    runs = parse(done.stdout, args.updates)
-    if not runs or not all(lines for _, lines, _ in runs):
-        sys.stderr.write("block_solver_phases: no phase lines: is the engine built with RH_BLOCK_PHASE_CLOCKS?\n")
-        sys.stderr.write(done.stdout[-2000:])
-        return 3
+    runs = []
+    # One worker per tiles value: the device's lines are matched to cases by
+    # shape, and the same shape at two tile counts would share a key.
+    for tiles in args.block_tiles:
+        cases = [{"rows": r, "features": f, "dtype": t, "penalty": p, "seed": args.seed, "block_tiles": tiles}
+                 for t, p, f, r in itertools.product(args.dtypes, args.penalties, args.features, args.rows)]
+        done = subprocess.run([sys.executable, __file__, "--updates", str(args.updates), "--worker", json.dumps(cases)],
+                              capture_output=True, text=True, env=os.environ.copy())
+        if done.returncode != 0:
+            sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
+            return done.returncode
+        found = parse(done.stdout, args.updates)
+        if not found or not all(lines for _, lines, _ in found):
+            sys.stderr.write("block_solver_phases: no phase lines: is the engine built with RH_BLOCK_PHASE_CLOCKS?\n")
+            sys.stderr.write(done.stdout[-2000:])
+            return 3
+        runs += found
     clock_khz = sm_clock_khz(cupy)
     record = {"schema": "renewable-huber-block-solver-phases", "schema_version": 1, "environment": environment(),
               "clock_khz": clock_khz, "arguments": vars(args),
               "cases": [summarize(case, lines, wall, clock_khz) for case, lines, wall in runs]}
     for c in record["cases"]:
         top = sorted(c["phases"].items(), key=lambda kv: -kv[1]["cycles"])[:4]
-        print(f"{c['dtype']} {c['penalty']:4} {c['rows']:6} x {c['features']:3}: launch {c['total_us']:.0f} us "
+        print(f"{c['dtype']} {c['penalty']:4} {c['rows']:6} x {c['features']:3} tiles {c['block_tiles']}: launch {c['total_us']:.0f} us "
               f"({c['iterations']:.0f} it, {c['blocks']} blocks), update {c['update_wall_ms']:.3f} ms | "
               + ", ".join(f"{name} {v['share']:.0%}" for name, v in top), flush=True)
     if args.out:
