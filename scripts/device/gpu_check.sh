@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -272,6 +272,33 @@ apply_pending() {
 phases() {
   PYTHON=$PY bash scripts/profiling/block_solver_phases.sh "$OUT" --rows ${RH_PHASE_ROWS:-4096 16384 65536} \
     --features ${RH_PHASE_FEATURES:-16 31} --updates "${RH_PHASE_UPDATES:-15}" --block-tiles ${RH_PHASE_TILES:-1}
+}
+
+# Where a stream's host time goes outside the kernels (after build; not in
+# "all"): cProfile over whole latency-class streams through the estimator,
+# cold and steady, native_cuda device- and host-fed, per penalty in
+# RH_HOST_PENALTIES (default none l1), float64:
+# $OUT/host_profile_<feed>_<penalty>.{json,txt}.
+host_profile() {
+  set -e
+  for feed in device host; do
+    for penalty in ${RH_HOST_PENALTIES:-none l1}; do
+      $PY scripts/profiling/profile_estimator_host.py --backend native_cuda --feed $feed --class latency \
+        --dtype float64 --penalty $penalty --streams "${RH_HOST_STREAMS:-200}" --top 20 \
+        --out "$OUT/host_profile_${feed}_${penalty}.json" > /dev/null
+      grep -A12 "by own time" "$OUT/host_profile_${feed}_${penalty}.txt" | head -30
+    done
+  done
+}
+
+# What a new engine's setup costs (after build; not in "all"): the CUDA
+# calls its constructor and destructor make, each timed alone in a warm
+# process (engine_setup_costs.cu), and the whole engine built and dropped
+# from Python (engine_construction.py): $OUT/engine_setup_costs.json.
+setup_costs() {
+  set -e
+  nvcc -O2 -std=c++17 -o /tmp/engine_setup_costs scripts/profiling/engine_setup_costs.cu -lcublas -lcusolver
+  { /tmp/engine_setup_costs 200; $PY scripts/profiling/engine_construction.py --repeats 200; } | tee "$OUT/engine_setup_costs.json"
 }
 
 # Why a kernel takes what it takes (after build; not in "all"): Nsight

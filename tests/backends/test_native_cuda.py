@@ -495,3 +495,44 @@ def test_device_batches_in_one_call_give_the_loops_bits():
     np.testing.assert_array_equal(looped.state_.information, batched.state_.information)
     np.testing.assert_array_equal(looped.coef_, batched.coef_)
     assert batched.state_.batch_count == 4
+
+
+@gpu
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_engines_built_after_others_were_dropped_solve_as_the_first_did(monkeypatch, dtype):
+    # The engines lend the process's cuBLAS and cuSOLVER handles (device_context.cuh):
+    # one built after another was dropped takes its handles, bound again to its own
+    # stream, with its own math mode (fast_math: TF32). Engines alive at once and
+    # built and dropped interleaved, each solving one batch on the pipeline (whose
+    # systems go through cuSOLVER), give the first engine's bits; a handle left on
+    # a dropped engine's stream fails the update, one left in TF32 mode changes
+    # a strict float32 engine's bits.
+    import gc
+
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    X, y = linear(3000, 80)  # d = 81: past the narrow Gram, so cuBLAS forms it (TF32 would show)
+    X, y = X.astype(dtype), y.astype(dtype)
+
+    def solve(model):
+        model.fit(X, y)
+        assert model._current_backend().last_native_diagnostics.solver_path == "pipeline"
+        return model.coef_.copy(), model.intercept_
+
+    first = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
+    want = solve(first)
+    for round_ in range(4):
+        second = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
+        second.fit(X[:10], y[:10])  # its engine made while the first's is alive
+        if dtype == "float32":
+            RenewableHuberRegressor(backend="native_cuda", dtype=dtype, cuda_fast_math=True).fit(X, y)  # TF32, then dropped
+        del first
+        gc.collect()
+        third = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
+        for model in (second, third):
+            coef, intercept = solve(model)
+            np.testing.assert_array_equal(coef, want[0], err_msg=f"round {round_}")
+            assert intercept == want[1]
+        del second
+        gc.collect()
+        first = third

@@ -1,8 +1,57 @@
 #include "device_context.cuh"
 
+#include <map>
+#include <memory>
+#include <mutex>
+
 #include "engine_internal.cuh"
 
 namespace rh::cuda {
+
+namespace {
+
+struct DevicePools {
+    std::mutex mutex;
+    std::map<int, std::unique_ptr<ReusePool<VendorHandles>>> pools;
+};
+
+// Never destroyed: the handles are kept until the process ends, and
+// destroying them after the CUDA runtime has shut down at exit is an error.
+DevicePools& device_pools() {
+    static auto* pools = new DevicePools();
+    return *pools;
+}
+
+ReusePool<VendorHandles>& handles_pool(int device) {
+    DevicePools& all = device_pools();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    auto& pool = all.pools[device];
+    if (!pool) pool = std::make_unique<ReusePool<VendorHandles>>();
+    return *pool;
+}
+
+}  // namespace
+
+VendorHandles::VendorHandles(int device_index) : device(device_index) {
+    DeviceGuard guard(device);
+    try {
+        RH_CUBLAS_CHECK(cublasCreate(&blas));
+        RH_CUSOLVER_CHECK(cusolverDnCreate(&solver));
+    } catch (...) {
+        if (blas != nullptr) cublasDestroy(blas);
+        throw;
+    }
+}
+
+VendorHandles::~VendorHandles() {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    if (previous != device) cudaSetDevice(device);
+    if (solver != nullptr) cusolverDnDestroy(solver);
+    if (blas != nullptr) cublasDestroy(blas);
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+    cudaGetLastError();
+}
 
 DeviceContext::DeviceContext(int device, std::uint64_t borrowed_stream, bool fast_math) : device_(device) {
     DeviceGuard guard(device_);
@@ -13,11 +62,11 @@ DeviceContext::DeviceContext(int device, std::uint64_t borrowed_stream, bool fas
             RH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
             owns_stream_ = true;
         }
-        RH_CUBLAS_CHECK(cublasCreate(&blas_));
-        RH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-        RH_CUBLAS_CHECK(cublasSetMathMode(blas_, fast_math ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
-        RH_CUSOLVER_CHECK(cusolverDnCreate(&solver_));
-        RH_CUSOLVER_CHECK(cusolverDnSetStream(solver_, stream_));
+        handles_ = handles_pool(device_).acquire([this] { return std::make_unique<VendorHandles>(device_); });
+        RH_CUBLAS_CHECK(cublasSetStream(handles_->blas, stream_));
+        RH_CUBLAS_CHECK(cublasSetMathMode(handles_->blas, fast_math ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+        RH_CUBLAS_CHECK(cublasSetPointerMode(handles_->blas, CUBLAS_POINTER_MODE_HOST));  // whatever a lender left
+        RH_CUSOLVER_CHECK(cusolverDnSetStream(handles_->solver, stream_));
     } catch (...) {
         release();
         throw;
@@ -39,12 +88,14 @@ void DeviceContext::drain() const noexcept {
 }
 
 void DeviceContext::release() noexcept {
-    if (solver_ != nullptr) cusolverDnDestroy(solver_);
-    if (blas_ != nullptr) cublasDestroy(blas_);
+    if (handles_) {  // back to the pool bound to the default stream: ours may go next
+        cublasSetStream(handles_->blas, nullptr);
+        cusolverDnSetStream(handles_->solver, nullptr);
+        handles_ = ReusePool<VendorHandles>::Lease();
+    }
     if (owns_stream_ && stream_ != nullptr) cudaStreamDestroy(stream_);
-    solver_ = nullptr;
-    blas_ = nullptr;
     stream_ = nullptr;
+    cudaGetLastError();
 }
 
 }  // namespace rh::cuda

@@ -1,7 +1,15 @@
 // An engine's place on its device: the stream its work is queued on (its
 // own non-blocking stream, or the caller's, borrowed) and the cuBLAS and
-// cuSOLVER handles bound to it, created together and released together
-// (after the stream drained), whatever fails half-way.
+// cuSOLVER handles bound to it, released together (after the stream
+// drained), whatever fails half-way.
+//
+// The handles are the process's, per device, lent to one engine at a time
+// (reuse_pool.hpp): making and destroying a pair cost about 430 us on the
+// H100 (engine_setup_costs.cu, seventeenth session), three quarters of a
+// new engine's setup and teardown, which a cold stream (a new estimator)
+// pays inside its timer. A pair given back is bound to the default stream
+// and kept; the next engine binds it to its own stream and sets its math
+// mode. The pool holds as many pairs as engines were ever alive at once.
 #pragma once
 
 #include <cublas_v2.h>
@@ -10,7 +18,22 @@
 
 #include <cstdint>
 
+#include "reuse_pool.hpp"
+
 namespace rh::cuda {
+
+// A cuBLAS and a cuSOLVER handle made on one device (destroyed only when a
+// pool cannot keep them).
+struct VendorHandles {
+    explicit VendorHandles(int device);
+    ~VendorHandles();
+    VendorHandles(const VendorHandles&) = delete;
+    VendorHandles& operator=(const VendorHandles&) = delete;
+
+    int device;
+    cublasHandle_t blas = nullptr;
+    cusolverDnHandle_t solver = nullptr;
+};
 
 class DeviceContext {
 public:
@@ -29,8 +52,8 @@ public:
     int device() const noexcept { return device_; }
     cudaStream_t stream() const noexcept { return stream_; }
     bool owns_stream() const noexcept { return owns_stream_; }
-    cublasHandle_t blas() const noexcept { return blas_; }
-    cusolverDnHandle_t solver() const noexcept { return solver_; }
+    cublasHandle_t blas() const noexcept { return handles_->blas; }
+    cusolverDnHandle_t solver() const noexcept { return handles_->solver; }
 
 private:
     void release() noexcept;
@@ -38,8 +61,7 @@ private:
     int device_;
     cudaStream_t stream_ = nullptr;
     bool owns_stream_ = false;
-    cublasHandle_t blas_ = nullptr;
-    cusolverDnHandle_t solver_ = nullptr;
+    ReusePool<VendorHandles>::Lease handles_;
 };
 
 }  // namespace rh::cuda

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <latch>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -288,4 +289,39 @@ TEST(CudaAbi, WithADeviceUpdateBatchesIsTheLoopOfUpdatesAndAllOrNothing) {
     EXPECT_EQ(reverted.information, b.information);
     EXPECT_EQ(reverted.counters.batch_count, 3);
     EXPECT_EQ(rh_cuda_engine_revert(batched.handle()), RH_CUDA_INVALID_STATE);
+}
+
+// Engines lend the process's cuBLAS/cuSOLVER handles (device_context.cuh):
+// an engine built after another was dropped takes its handles, bound to
+// the new engine's stream. Engines alive at once, built and dropped in an
+// interleaved order, each solving the same batch on the pipeline (whose
+// Newton system goes through cuSOLVER) give the first engine's bits; a
+// handle left bound to a dropped engine's stream fails the update.
+TEST(CudaAbi, WithADeviceEnginesBuiltAfterOthersWentSolveAsTheFirstDid) {
+    if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    const auto config = solver_config();
+    HostBatch batch(600, 0.1);
+    auto pipeline_options = [] {
+        auto o = options();
+        o.solver_choice = RH_CUDA_SOLVER_PIPELINE;
+        return o;
+    };
+    auto solve = [&](rh::cuda_abi::Engine& engine) {
+        engine.update(batch.batch, config, nullptr);
+        return copy_of(engine);
+    };
+    auto first = std::make_unique<rh::cuda_abi::Engine>(pipeline_options());
+    const HostCopy want = solve(*first);
+    for (int round = 0; round < 4; ++round) {
+        auto second = std::make_unique<rh::cuda_abi::Engine>(pipeline_options());  // two lent at once
+        first.reset();                                                              // its handles go back
+        auto third = std::make_unique<rh::cuda_abi::Engine>(pipeline_options());   // and come to this one
+        for (auto* engine : {second.get(), third.get()}) {
+            const HostCopy got = solve(*engine);
+            EXPECT_EQ(got.coefficients, want.coefficients) << "round " << round;
+            EXPECT_EQ(got.information, want.information) << "round " << round;
+        }
+        second.reset();
+        first = std::move(third);  // dropped at the next round's start
+    }
 }
