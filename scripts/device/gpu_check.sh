@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -106,6 +106,17 @@ tests_cuda() {
   $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
     --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
   return $rc
+}
+
+# The C++ tests with a device (not in "all"): the CUDA-only build with its
+# tests (the GPU machine has GoogleTest), then ctest, whose "WithADevice"
+# cases skip everywhere else: $OUT/ctest-cuda.xml.
+ctest_cuda() {
+  set -e
+  cmake -S native -B /tmp/rh-ctest-build -G Ninja -DRH_BUILD_CPU=OFF -DRH_BUILD_CUDA=ON -DRH_BUILD_CPP_API=OFF \
+    -DRH_BUILD_PYTHON=OFF -DRH_CUDA_ARCHITECTURES=90-real -DRH_BUILD_TESTS=ON > /dev/null
+  cmake --build /tmp/rh-ctest-build -j 16 > /dev/null
+  ctest --test-dir /tmp/rh-ctest-build --output-on-failure -j 4 --output-junit "$OUT/ctest-cuda.xml" | tail -15
 }
 
 tests() {
