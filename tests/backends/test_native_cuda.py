@@ -501,17 +501,19 @@ def test_device_batches_in_one_call_give_the_loops_bits():
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_engines_built_after_others_were_dropped_solve_as_the_first_did(monkeypatch, dtype):
-    # The engines lend the process's cuBLAS and cuSOLVER handles (device_context.cuh):
-    # one built after another was dropped takes its handles, bound again to its own
-    # stream, with its own math mode (fast_math: TF32). Engines alive at once and
-    # built and dropped interleaved, each solving one batch on the pipeline (whose
-    # systems go through cuSOLVER), give the first engine's bits; a handle left on
-    # a dropped engine's stream fails the update, one left in TF32 mode changes
-    # a strict float32 engine's bits.
+    # The engines lend the process's cuBLAS and cuSOLVER handles (device_context.cuh),
+    # the pair given back last first: an engine built after another was dropped
+    # takes its pair and must bind its own stream and its own math mode. Engines
+    # alive at once, built and dropped interleaved, each solving one batch on the
+    # pipeline (d = 81: cuBLAS's GEMM forms the Gram, cuSOLVER factors the system),
+    # give the first engine's bits. In float32 a TF32 engine (cuda_fast_math) holds
+    # the pair just before a strict engine takes it: its own bits differ from the
+    # strict ones (so the check below can fail), and the strict engine after it must
+    # not inherit its math mode.
     import gc
 
     monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
-    X, y = linear(3000, 80)  # d = 81: past the narrow Gram, so cuBLAS forms it (TF32 would show)
+    X, y = linear(3000, 80)
     X, y = X.astype(dtype), y.astype(dtype)
 
     def solve(model):
@@ -521,13 +523,17 @@ def test_engines_built_after_others_were_dropped_solve_as_the_first_did(monkeypa
 
     first = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
     want = solve(first)
-    for round_ in range(4):
+    for round_ in range(3):
         second = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
-        second.fit(X[:10], y[:10])  # its engine made while the first's is alive
-        if dtype == "float32":
-            RenewableHuberRegressor(backend="native_cuda", dtype=dtype, cuda_fast_math=True).fit(X, y)  # TF32, then dropped
+        second.fit(X[:500], y[:500])  # its engine made while the first's is alive
         del first
-        gc.collect()
+        gc.collect()  # the first's pair back
+        if dtype == "float32":
+            fast = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, cuda_fast_math=True)
+            fast_coef, _ = solve(fast)  # takes the first's pair, in TF32 mode
+            assert not np.array_equal(fast_coef, want[0]), "TF32 gave the strict bits: this check checks nothing"
+            del fast
+            gc.collect()  # the pair back, last: the next engine takes it
         third = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
         for model in (second, third):
             coef, intercept = solve(model)

@@ -22,11 +22,16 @@ DevicePools& device_pools() {
     return *pools;
 }
 
+// The idle pairs a device's pool keeps: each holds its cuBLAS workspace and
+// cuSOLVER's (device memory no engine counts), so a burst of engines alive
+// at once does not leave its whole count of pairs behind.
+constexpr std::size_t kIdleHandlesPerDevice = 8;
+
 ReusePool<VendorHandles>& handles_pool(int device) {
     DevicePools& all = device_pools();
     std::lock_guard<std::mutex> lock(all.mutex);
     auto& pool = all.pools[device];
-    if (!pool) pool = std::make_unique<ReusePool<VendorHandles>>();
+    if (!pool) pool = std::make_unique<ReusePool<VendorHandles>>(kIdleHandlesPerDevice);
     return *pool;
 }
 
@@ -63,11 +68,17 @@ DeviceContext::DeviceContext(int device, std::uint64_t borrowed_stream, bool fas
             owns_stream_ = true;
         }
         handles_ = handles_pool(device_).acquire([this] { return std::make_unique<VendorHandles>(device_); });
+    } catch (...) {
+        release();
+        throw;
+    }
+    try {
         RH_CUBLAS_CHECK(cublasSetStream(handles_->blas, stream_));
         RH_CUBLAS_CHECK(cublasSetMathMode(handles_->blas, fast_math ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
         RH_CUBLAS_CHECK(cublasSetPointerMode(handles_->blas, CUBLAS_POINTER_MODE_HOST));  // whatever a lender left
         RH_CUSOLVER_CHECK(cusolverDnSetStream(handles_->solver, stream_));
     } catch (...) {
+        handles_.discard();  // a pair that refused its settings is not lent again
         release();
         throw;
     }

@@ -9,7 +9,11 @@
 // new engine's setup and teardown, which a cold stream (a new estimator)
 // pays inside its timer. A pair given back is bound to the default stream
 // and kept; the next engine binds it to its own stream and sets its math
-// mode. The pool holds as many pairs as engines were ever alive at once.
+// and pointer modes (a pair that refuses them is destroyed, not kept). A
+// device's pool keeps at most 8 idle pairs. Pools are per device index,
+// for the device's primary context (the runtime API's): an engine built
+// under another current context (a driver-API context of the caller's) is
+// not supported.
 #pragma once
 
 #include <cublas_v2.h>

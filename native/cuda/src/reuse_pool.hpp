@@ -1,9 +1,11 @@
 // Resources that are slow to make and cheap to keep (update_batches' pinned
-// staging ring: pinning host memory costs about 0.4 ms per MB), made once
-// and lent again: acquire() hands out an idle one or makes one, and the lease
-// gives it back when it ends. Users at the same time get one each, so the
-// pool holds as many as were ever in use at once. Plain C++: the CPU tests
-// run it.
+// staging ring: pinning host memory costs about 0.4 ms per MB; the engines'
+// cuBLAS/cuSOLVER handles, device_context.cuh), made once and lent again:
+// acquire() hands out an idle one (the one given back last) or makes one,
+// and the lease gives it back when it ends. Users at the same time get one
+// each; the pool keeps at most `max_idle` of those given back (the rest are
+// destroyed), and a lease whose resource went bad discards it. Plain C++:
+// the CPU tests run it.
 #pragma once
 
 #include <functional>
@@ -17,6 +19,8 @@ namespace rh::cuda {
 template <class Resource>
 class ReusePool {
 public:
+    explicit ReusePool(std::size_t max_idle = static_cast<std::size_t>(-1)) : max_idle_(max_idle) {}
+
     class Lease {
     public:
         Lease() = default;
@@ -31,6 +35,8 @@ public:
             }
             return *this;
         }
+        // Destroys the resource instead of giving it back (it may be broken).
+        void discard() noexcept { resource_.reset(); }
         Resource& operator*() const noexcept { return *resource_; }
         Resource* operator->() const noexcept { return resource_.get(); }
         explicit operator bool() const noexcept { return resource_ != nullptr; }
@@ -64,13 +70,19 @@ public:
 
 private:
     void give_back(std::unique_ptr<Resource> resource) noexcept {
-        std::lock_guard<std::mutex> lock(mutex_);
-        try {
-            idle_.push_back(std::move(resource));
-        } catch (...) {  // no room to keep it: it is let go
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (idle_.size() < max_idle_) {
+                try {
+                    idle_.push_back(std::move(resource));
+                } catch (...) {  // no room to keep it: it is let go (below)
+                }
+            }
         }
+        resource.reset();  // not kept: destroyed outside the lock
     }
 
+    const std::size_t max_idle_;
     mutable std::mutex mutex_;
     std::vector<std::unique_ptr<Resource>> idle_;
 };

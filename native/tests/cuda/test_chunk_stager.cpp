@@ -370,3 +370,48 @@ TEST(ReusePool, AFailingMakeLeavesThePoolAsItWas) {
     { auto lease = pool.acquire([] { return std::make_unique<int>(7); }); }
     EXPECT_EQ(pool.idle(), 1u);
 }
+
+namespace {
+// A resource that counts its destructions.
+struct Counted {
+    explicit Counted(int* destroyed) : destroyed(destroyed) {}
+    ~Counted() { ++*destroyed; }
+    int* destroyed;
+};
+}  // namespace
+
+TEST(ReusePool, KeepsAtMostItsIdleLimitAndDestroysTheRest) {
+    ReusePool<Counted> pool(2);
+    int destroyed = 0;
+    auto make = [&] { return std::make_unique<Counted>(&destroyed); };
+    {
+        auto a = pool.acquire(make), b = pool.acquire(make), c = pool.acquire(make);  // three at once
+    }
+    EXPECT_EQ(pool.idle(), 2u);
+    EXPECT_EQ(destroyed, 1);  // the third given back: over the limit
+    {
+        auto again = pool.acquire(make);
+        EXPECT_EQ(pool.idle(), 1u);
+    }
+    EXPECT_EQ(pool.idle(), 2u);
+    EXPECT_EQ(destroyed, 1);
+}
+
+TEST(ReusePool, ADiscardedResourceIsDestroyedNotLentAgain) {
+    ReusePool<Counted> pool;
+    int destroyed = 0, made = 0;
+    auto make = [&] {
+        ++made;
+        return std::make_unique<Counted>(&destroyed);
+    };
+    {
+        auto lease = pool.acquire(make);
+        lease.discard();  // broken: not given back
+        EXPECT_FALSE(lease);
+        EXPECT_EQ(destroyed, 1);
+    }
+    EXPECT_EQ(pool.idle(), 0u);
+    { auto fresh = pool.acquire(make); }
+    EXPECT_EQ(made, 2);
+    EXPECT_EQ(pool.idle(), 1u);
+}
