@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     const double malloc_us = median_us(repeats, [&] {
         for (std::size_t i = 0; i < sizes.size(); ++i) CHECK(cudaMalloc(&pointers[i], sizes[i]) == cudaSuccess);
     });
-    // (each repeat above left its arrays; free them and time the frees of a fresh set)
+    // The frees: the median of an allocate-and-free round minus the median
+    // allocation round above (whose arrays each repeat left allocated).
     const double free_us = median_us(repeats, [&] {
         for (std::size_t i = 0; i < sizes.size(); ++i) CHECK(cudaMalloc(&pointers[i], sizes[i]) == cudaSuccess);
         for (void* pointer : pointers) CHECK(cudaFree(pointer) == cudaSuccess);

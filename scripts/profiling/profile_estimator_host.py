@@ -44,7 +44,7 @@ def top(stats: pstats.Stats, key: str, count: int, streams: int) -> list[dict]:
     """The `count` functions with the largest `key` ("tottime" or "cumtime"),
     their figures per stream."""
     rows = []
-    for func, (primitive, calls, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+    for func, (_, calls, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
         rows.append({"function": function_name(func), "calls_per_stream": calls / streams,
                      "own_ms_per_stream": own / streams * 1e3, "cumulative_ms_per_stream": cumulative / streams * 1e3})
     rows.sort(key=lambda row: -row["own_ms_per_stream" if key == "tottime" else "cumulative_ms_per_stream"])

@@ -153,8 +153,6 @@ struct BlockRows {
         if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
         if (weights != nullptr)
             for (int o = 0, e = threadIdx.x; o < owned.owned; ++o, e += blockDim.x) mine[1 + d + e] = owned.sums[o];
-        // The totals: each by one warp of the grid (warp_sum_over_blocks), then
-        // read by every block.
         auto grid = cooperative_groups::this_grid();
         grid.sync();
         if (weights == nullptr) {
@@ -176,7 +174,9 @@ struct BlockRows {
             block_barrier();
             return;
         }
-        const int count = d + (weights != nullptr ? static_cast<int>(entries()) : 0);
+        // With the Gram: the totals each by one warp of the grid
+        // (warp_sum_over_blocks), then read by every block.
+        const int count = d + static_cast<int>(entries());
         const int warp = static_cast<int>(blockIdx.x) * kWarps + static_cast<int>(threadIdx.x >> 5);
         for (int k = warp; k < count; k += static_cast<int>(gridDim.x) * kWarps) {
             const double total = warp_sum_over_blocks(sums, per_block(), 1 + k, gridDim.x);
@@ -188,12 +188,10 @@ struct BlockRows {
             else *score_sum() = P.totals[j];
         }
         if (!P.intercept && threadIdx.x == 0) *score_sum() = 0.0;
-        if (weights != nullptr) {
-            for (int e = threadIdx.x; e < static_cast<int>(entries()); e += blockDim.x) {
-                int a, c;
-                entry_pair(e, d, a, c);
-                G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(P.totals[d + e]);
-            }
+        for (int e = threadIdx.x; e < static_cast<int>(entries()); e += blockDim.x) {
+            int a, c;
+            entry_pair(e, d, a, c);
+            G_out[a + static_cast<std::int64_t>(c) * d] = static_cast<T>(P.totals[d + e]);
         }
         block_barrier();
     }

@@ -35,6 +35,19 @@ ReusePool<VendorHandles>& handles_pool(int device) {
     return *pool;
 }
 
+// f() with `device` current, the caller's device restored after; never
+// throws (for destructors: a device that cannot be made current leaves f
+// to run on the current one, and every error is cleared).
+template <class F>
+void on_device_quietly(int device, F&& f) noexcept {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    if (previous != device) cudaSetDevice(device);
+    f();
+    if (previous >= 0 && previous != device) cudaSetDevice(previous);
+    cudaGetLastError();
+}
+
 }  // namespace
 
 VendorHandles::VendorHandles(int device_index) : device(device_index) {
@@ -49,13 +62,10 @@ VendorHandles::VendorHandles(int device_index) : device(device_index) {
 }
 
 VendorHandles::~VendorHandles() {
-    int previous = -1;
-    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
-    if (previous != device) cudaSetDevice(device);
-    if (solver != nullptr) cusolverDnDestroy(solver);
-    if (blas != nullptr) cublasDestroy(blas);
-    if (previous >= 0 && previous != device) cudaSetDevice(previous);
-    cudaGetLastError();
+    on_device_quietly(device, [this] {
+        if (solver != nullptr) cusolverDnDestroy(solver);
+        if (blas != nullptr) cublasDestroy(blas);
+    });
 }
 
 DeviceContext::DeviceContext(int device, std::uint64_t borrowed_stream, bool fast_math) : device_(device) {
@@ -90,12 +100,9 @@ DeviceContext::~DeviceContext() {
 }
 
 void DeviceContext::drain() const noexcept {
-    int previous = -1;
-    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
-    if (previous != device_) cudaSetDevice(device_);
-    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-    if (previous >= 0 && previous != device_) cudaSetDevice(previous);
-    cudaGetLastError();
+    on_device_quietly(device_, [this] {
+        if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    });
 }
 
 void DeviceContext::release() noexcept {
