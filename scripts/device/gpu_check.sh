@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -310,6 +310,15 @@ setup_costs() {
   set -e
   nvcc -O2 -std=c++17 -o /tmp/engine_setup_costs scripts/profiling/engine_setup_costs.cu -lcublas -lcusolver
   { /tmp/engine_setup_costs 200; $PY scripts/profiling/engine_construction.py --repeats 200; } | tee "$OUT/engine_setup_costs.json"
+}
+
+# What one sum over a grid's blocks costs, by grid.sync() as the block
+# solver forms it and by a cluster's barrier and shared memory (after
+# nothing; not in "all"): $OUT/grid_sum_probe.json.
+grid_sum_probe() {
+  set -e
+  nvcc -O3 -std=c++17 -arch=sm_90 -I native/cuda/src -I native -o /tmp/grid_sum_probe scripts/profiling/grid_sum_probe.cu
+  /tmp/grid_sum_probe "${RH_PROBE_SUMS:-200}" | tee "$OUT/grid_sum_probe.json"
 }
 
 # Why a kernel takes what it takes (after build; not in "all"): Nsight
