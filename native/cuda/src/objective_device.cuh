@@ -82,22 +82,32 @@ __device__ inline double memory_value(const SurrogateTerms<T>& terms, const T* p
     return value;
 }
 
-// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s): a warp a row of J D
-// (as memory_value), and the intercept's row (i = p) sums s over the
-// blocks' partials in the same warp. One block barrier at the end.
+// g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s): the intercept's total
+// of s over the blocks' partials by the first warp, then a thread a row of
+// J D (j in order). Not by warps as memory_value: the phase clocks of the
+// seventeenth session (H100, 4,096 x 16 l1) had the warp-a-row gradient at
+// 5.5k cycles a call against 3.9k a thread a row (for d of the block
+// solver's size a shuffle tree a row, and the intercept row's grid sum
+// serial in one warp, cost more than the walk). Its bits need no match with
+// any other sum.
 template <class T>
 __device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
                               int blocks, T* g) {
-    auto D = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
-    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
-    for (std::int64_t i = warp; i < terms.d; i += kWarps) {
-        const double product = i < terms.p ? static_cast<double>(gx[i]) : warp_sum_over_blocks(s_partials, 1, 0, blocks);
-        const double row = information_row_by_warp(terms, i, D);
-        if (lane == 0) {
-            double gi = (row - product) / terms.weight_sum;
-            if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
-            g[i] = static_cast<T>(gi);
-        }
+    __shared__ double score_sum;
+    if (threadIdx.x < 32) {  // the first warp (every block has it)
+        const double sum = warp_sum_over_blocks(s_partials, 1, 0, blocks);
+        if (threadIdx.x == 0) score_sum = sum;
+    }
+    block_barrier();
+    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
+        const T* row = terms.information + i * terms.d;
+        double jd = 0.0;
+        for (std::int64_t j = 0; j < terms.d; ++j)
+            jd += static_cast<double>(row[j]) * static_cast<double>(theta[j] - terms.theta_prev[j]);
+        const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
+        double gi = (jd - product) / terms.weight_sum;
+        if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
+        g[i] = static_cast<T>(gi);
     }
     block_barrier();
 }
