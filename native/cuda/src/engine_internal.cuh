@@ -76,7 +76,9 @@ public:
     static std::int64_t allocations(int device) noexcept;
 };
 
-// A device array that grows (never shrinks) and counts its growths.
+// A device array that grows (never shrinks) and counts its growths; or a
+// view of another array's storage (an arena's, adopt_view), which it never
+// releases and leaves for storage of its own when it must grow.
 template <class T>
 class DeviceArray {
 public:
@@ -98,10 +100,21 @@ public:
         device_ = device;
         return true;
     }
+    // `count` elements at `data` on `device`, storage an array that outlives
+    // this one owns: the array's own storage (if any) released first.
+    void adopt_view(int device, T* data, std::int64_t count) noexcept {
+        reset();
+        data_ = data;
+        size_ = count;
+        device_ = device;
+        owned_ = false;
+    }
     void reset() noexcept {
-        if (data_ != nullptr) DeviceMemory::release(device_, data_, static_cast<std::size_t>(size_) * sizeof(T));
+        if (data_ != nullptr && owned_)
+            DeviceMemory::release(device_, data_, static_cast<std::size_t>(size_) * sizeof(T));
         data_ = nullptr;
         size_ = 0;
+        owned_ = true;
     }
     T* data() const noexcept { return data_; }
     std::int64_t size() const noexcept { return size_; }
@@ -109,6 +122,7 @@ public:
         std::swap(data_, other.data_);
         std::swap(size_, other.size_);
         std::swap(device_, other.device_);
+        std::swap(owned_, other.owned_);
     }
     std::int64_t bytes() const noexcept { return size_ * static_cast<std::int64_t>(sizeof(T)); }
 
@@ -116,6 +130,7 @@ private:
     T* data_ = nullptr;
     std::int64_t size_ = 0;
     int device_ = -1;
+    bool owned_ = true;
 };
 
 // The process's pinned blocks (pinned_blocks.hpp): cudaHostAlloc, portable and mapped

@@ -8,24 +8,27 @@ namespace rh::cuda {
 template <class T>
 void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver) {
     constexpr std::int64_t K = kLammTrialsPerPass;
-    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) grow(*array, device, d);
-    for (auto* array : {&J_current, &J_next, &G, &H, &G_majorizer}) grow(*array, device, d * d);
-    grow(product, device, p);
-    grow(points, device, d * kPassPoints);
-    grow(trial_inputs, device, (d + p + 1) * K);
-    grow(partials, device, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
-    grow(sums, device, kBatchCheckSums);
-    if (d <= kNarrowGram) grow(gram_partials, device, narrow_gram_partials(d));
-    grow(system, device, 1);
-    grow(inputs, device, 1);
+    ArenaLayout layout;
+    for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) layout.add(*array, d);
+    for (auto* array : {&J_current, &J_next, &G, &H, &G_majorizer}) layout.add(*array, d * d);
+    layout.add(product, p);
+    layout.add(points, d * kPassPoints);
+    layout.add(trial_inputs, (d + p + 1) * K);
+    layout.add(partials, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
+    layout.add(sums, kBatchCheckSums);
+    if (d <= kNarrowGram) layout.add(gram_partials, narrow_gram_partials(d));
+    layout.add(system, 1);
+    layout.add(inputs, 1);
     if (block_solver) {
-        grow(block_matrices, device, block_solver_matrices(d));
-        grow(block_vectors, device, block_solver_vectors(d));
-        grow(block_score_sums, device, kBlockSolverGrid);
-        grow(block_partials, device, block_solver_partials(d));
-        grow(block_flags, device, kBlockSolverGrid);
-        grow(outcome, device, 1);
+        layout.add(block_matrices, block_solver_matrices(d));
+        layout.add(block_vectors, block_solver_vectors(d));
+        layout.add(block_score_sums, kBlockSolverGrid);
+        layout.add(block_partials, block_solver_partials(d));
+        layout.add(block_flags, kBlockSolverGrid);
+        layout.add(outcome, 1);
     }
+    // Once per engine (its constructor): a second call throws (the views would move).
+    allocations_ += parameter_arena.place(device, layout);
 }
 
 template <class T>

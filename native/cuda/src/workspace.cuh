@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "block_solver.cuh"
+#include "device_arena.cuh"
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
 #include "objective.cuh"
@@ -16,6 +17,11 @@ namespace rh::cuda {
 
 template <class T>
 struct Workspace {
+    // The storage of every array reserve_parameters sizes (views into it):
+    // one allocation where a new engine made 26 (and freed 26 when it went;
+    // a cold stream builds an engine inside its timer). Declared first, so
+    // released after the views.
+    DeviceArena parameter_arena;
     // The state: current (committed) and next (staged until the update succeeds).
     DeviceArray<T> theta_current, theta_next, J_current, J_next;
     // The meat, current and next (when the engine tracks it), and a batch's
