@@ -64,7 +64,6 @@ public:
     // arena was placed before: its arrays would move.
     bool place(int device, const ArenaLayout& layout);
     bool placed() const noexcept { return storage_.data() != nullptr; }
-    std::int64_t bytes() const noexcept { return storage_.bytes(); }
 
 private:
     DeviceArray<unsigned char> storage_;
