@@ -1,4 +1,5 @@
-"""Bit-identity check of the C++ CPU engine between two builds.
+"""Bit-identity check of a native engine between two builds (the C++ CPU
+engine, or with --engine native_cuda the CUDA engine).
 
 A refactoring of the engine (or a change meant to be numerically neutral)
 must leave every result bit for bit as it was. This script streams a fixed
@@ -12,6 +13,14 @@ compare:
     base/.venv/bin/python scripts/native_bit_identity.py dump --out /tmp/before.json
     .venv/bin/python scripts/native_bit_identity.py dump --out /tmp/after.json
     .venv/bin/python scripts/native_bit_identity.py compare /tmp/before.json /tmp/after.json
+
+With --engine native_cuda (on a GPU machine; gpu_check.sh's `bits` section
+dumps with the engine of RH_BASELINE_REVISION and with this tree's) each
+problem runs through the CUDA backend once per solver path it may take
+(RH_CUDA_SOLVER: "pipeline" for every problem, "auto", and "block" where
+the block solver serves d), and the record is the same: a SHA-256 of the
+state's bytes after each update and the diagnostics above that the CUDA
+engine reports.
 
 The problems: both golden corpora (project and external) and the randomized
 differential scenarios of tests/backends/test_native_cpu.py, each with
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -36,9 +46,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 CORPORA = {
     "project": ROOT / "tests" / "golden" / "native_core_v1.json",
-    "external": ROOT.parent / "shared" / "golden" / "contract_corpus_v1.json",
+    # (on the GPU machine gpu_check.sh names the carried copy)
+    "external": Path(os.environ.get("RH_EXTERNAL_CORPUS", ROOT.parent / "shared" / "golden" / "contract_corpus_v1.json")),
 }
 THREADS = (1, 2, 3)
+BLOCK_SOLVER_WIDEST = 64  # native/cuda/src/block_solver.cuh: the widest d the block solver serves
 COMPARED_DIAGNOSTICS = (
     "iterations",
     "converged",
@@ -109,6 +121,70 @@ class Streamer:
                 record[field] = _value(getattr(diagnostics, field))
             records.append(record)
         return records
+
+
+def _cuda_backend_module():
+    """The CUDA backend of the renewable_huber on the path (a baseline's
+    tree and engine come first on PYTHONPATH), else of this tree's src."""
+    try:
+        import renewable_huber  # noqa: F401
+    except ImportError:
+        sys.path.insert(0, str(ROOT / "src"))
+    from renewable_huber.backends import native_cuda_backend
+
+    return native_cuda_backend
+
+
+class CudaStreamer:
+    """Runs batches through the CUDA backend on one solver path; every
+    update's record as Streamer's."""
+
+    def __init__(self, dtype, solver, config):
+        native_cuda_backend = _cuda_backend_module()
+        from renewable_huber.config import SolverConfig
+
+        saved = os.environ.get("RH_CUDA_SOLVER")
+        os.environ["RH_CUDA_SOLVER"] = solver  # read when the backend is made
+        try:
+            self.backend = native_cuda_backend.NativeCudaBackend(dtype)
+        finally:
+            if saved is None:
+                os.environ.pop("RH_CUDA_SOLVER", None)
+            else:
+                os.environ["RH_CUDA_SOLVER"] = saved
+        self.dtype = np.dtype(dtype)
+        self.config = SolverConfig(**config)
+
+    def stream(self, batches):
+        dtype, backend = self.dtype, self.backend
+        records = []
+        p = np.asarray(batches[0][0]).shape[1]
+        state = backend.empty_state(p, self.config.fit_intercept, dtype.name, meat=False)
+        for X, y, w in batches:
+            X = np.ascontiguousarray(X, dtype=dtype)
+            y = np.ascontiguousarray(y, dtype=dtype)
+            w = None if w is None else np.ascontiguousarray(w, dtype=dtype)
+            state, diagnostics = backend.update(state, X, y, w, self.config)
+            backend.settle()
+            host = backend.to_host_state(state)
+            digest = hashlib.sha256()
+            digest.update(np.ascontiguousarray(host.coefficients, dtype=dtype).tobytes())
+            digest.update(np.ascontiguousarray(host.information, dtype=dtype).tobytes())
+            for field in ("n_samples_seen", "batch_count", "previous_lambda", "weight_sum"):
+                digest.update(repr(_value(getattr(host, field))).encode())
+            record = {"state": digest.hexdigest()}
+            for field in COMPARED_DIAGNOSTICS:
+                if hasattr(diagnostics, field):
+                    record[field] = _value(getattr(diagnostics, field))
+            records.append(record)
+        return records
+
+
+def cuda_solvers(batches, config):
+    """The solver paths a CUDA problem runs on: the pipeline, auto, and the
+    block solver where it serves the problem's parameter count."""
+    d = np.asarray(batches[0][0]).shape[1] + int(config["fit_intercept"])
+    return ("pipeline", "auto", "block") if d <= BLOCK_SOLVER_WIDEST else ("pipeline", "auto")
 
 
 def corpus_problems():
@@ -196,7 +272,23 @@ def class_problems(max_batches):
                 yield f"class/{name}/{penalty}/{dtype}", dtype, config, [(X, y, None) for X, y in batches]
 
 
+def dump_cuda(args):
+    native_cuda_backend = _cuda_backend_module()
+    results = {}
+    problems = [*corpus_problems(), *differential_problems(), *demo_problems(), *class_problems(args.class_batches)]
+    for index, (name, dtype, config, batches) in enumerate(problems):
+        for solver in cuda_solvers(batches, config):
+            results[f"{name}|{solver}"] = CudaStreamer(dtype, solver, config).stream(batches)
+        print(f"\r{index + 1}/{len(problems)} problems", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    version = native_cuda_backend.runtime_info()
+    Path(args.out).write_text(json.dumps({"module_version": repr(version), "results": results}, indent=0))
+    print(f"{len(results)} streams, {sum(len(v) for v in results.values())} updates -> {args.out}")
+
+
 def dump(args):
+    if args.engine == "native_cuda":
+        return dump_cuda(args)
     native = _native()
     results = {}
     problems = []
@@ -255,6 +347,7 @@ def main(argv=None):
     d = sub.add_parser("dump")
     d.add_argument("--out", required=True)
     d.add_argument("--class-batches", type=int, default=3, help="batches of each shape class (default 3)")
+    d.add_argument("--engine", choices=("native_cpu", "native_cuda"), default="native_cpu")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -259,7 +259,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER=""
+PENDING_ORDER="grid_d_kernels"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
@@ -420,6 +420,22 @@ ab_builds() {
       --classes ${RH_AB_CLASSES:-latency reference wide streaming} ${RH_AB_ARGS:-} \
       --rounds "${RH_AB_ROUNDS:-9}" --out "$OUT/ab_builds_${feed}${RH_AB_TAG:-}_${GPU_TAG}.json"
   done
+}
+
+# The CUDA engine's results bit for bit against RH_BASELINE_REVISION's (its
+# first commit; after build or build_cuda): scripts/native_bit_identity.py
+# --engine native_cuda dumps every problem on every solver path with the
+# baseline's engine and tree first on the path, then with this tree's, and
+# compares (a change meant to keep every bit: a kernel spread over more
+# blocks, say). RH_BASELINE_REUSE=1 keeps an engine ab_builds built.
+bits() {
+  set -e
+  local revs=(${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against})
+  baseline_engine python-cuda "${revs[0]}"
+  PYTHONPATH="$BASELINE_TREE/src:$BASELINE_SITE:$PYTHONPATH" $PY scripts/native_bit_identity.py dump \
+    --engine native_cuda --out "$OUT/bits_before.json"
+  $PY scripts/native_bit_identity.py dump --engine native_cuda --out "$OUT/bits_after.json"
+  $PY scripts/native_bit_identity.py compare "$OUT/bits_before.json" "$OUT/bits_after.json"
 }
 
 # Which pending patch moves which class: the CUDA engine of the committed
