@@ -138,7 +138,7 @@ sanitizer() {
   # Small streams through the engine under memcheck, racecheck and synccheck (if the
   # machine's runtime allows compute-sanitizer at all).
   cat > /tmp/sanitized_streams.py <<'PY'
-import numpy as np, warnings
+import os, numpy as np, warnings
 from renewable_huber import RenewableHuberRegressor
 rng = np.random.default_rng(0)
 for dtype in ("float64", "float32"):
@@ -155,6 +155,14 @@ for dtype in ("float64", "float32"):
         X[:, 2] = X[:, 1]
         RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
         m.predict(X); m.state_
+        # The pipeline past the small rung (cuSOLVER and the step from H^-1), its multi-block d-sized kernels.
+        os.environ["RH_CUDA_SOLVER"] = "pipeline"
+        W = rng.normal(size=(400, 69)).astype(dtype); v = (W @ rng.normal(size=69) + rng.standard_t(3, size=400)).astype(dtype)
+        wide = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wide.partial_fit(W[:200], v[:200]); wide.partial_fit(W[200:], v[200:])
+        del os.environ["RH_CUDA_SOLVER"], wide
 del m, g  # released before exit: nanobind reports instances still alive when the interpreter ends
 print("sanitized streams done")
 PY
