@@ -50,7 +50,7 @@ CudaEngine<T>::CudaEngine(const EngineOptions& options)
       driver_vectors_(static_cast<std::size_t>(7 * d_)) {
     DeviceGuard guard(device_);
     closing_done_.make();
-    ws_.reserve_parameters(device_, p_, d_, block_solver_may_run(solver_choice_ == SolverChoice::block, d_));
+    ws_.reserve_parameters(device_, p_, d_, block_solver_may_run(solver_choice_ == SolverChoice::block, d_), stream_);
     solver_.reserve(device_, solver_handle_, d_);
     counters_.n_features_in = p_;
     counters_.fit_intercept = intercept_;

@@ -50,7 +50,7 @@ template <class T>
 void DevicePasses<T>::point_pass() {
     start(ws.theta.data());
     launch_point_memory<T>(stream, terms, ws.theta.data(), 1, PassLosses{ws.partials.data(), blocks(), 1},
-                           &record()->point_loss, &record()->point_memory);
+                           &record()->point_loss, &record()->point_memory, ws.grid_scratch());
 }
 
 template <class T>
@@ -85,14 +85,16 @@ void DevicePasses<T>::halving_pass() {
     launch_line_search_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(),
                                  terms.intercept ? ws.step.data() + p() : nullptr, batch.w, tau, ws.partials.data());
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 1.0, -1, kLineSearchSteps,
-                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kLineSearchSteps}, record());
+                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kLineSearchSteps}, record(),
+                            ws.grid_scratch());
 }
 
 template <class T>
 void DevicePasses<T>::doubling_pass() {
     launch_doubling_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(), batch.w, tau, ws.partials.data());
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 2.0, 1, kDoublingSteps,
-                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kDoublingSteps}, record());
+                            ws.points.data(), PassLosses{ws.partials.data(), blocks(), kDoublingSteps}, record(),
+                            ws.grid_scratch());
 }
 
 template <class T>
@@ -111,7 +113,7 @@ void DevicePasses<T>::lamm_trial_pass() {
                           terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr, batch.w, tau,
                           ws.trial_residuals.data(), ws.partials.data());
     launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, PassLosses{ws.partials.data(), blocks(), K},
-                           record()->losses, record()->memory);
+                           record()->losses, record()->memory, ws.grid_scratch());
 }
 
 template <class T>

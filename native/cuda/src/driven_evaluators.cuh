@@ -85,7 +85,8 @@ public:
             P.weighted_gram(P.batch.w, P.ws.G_majorizer.data());
             majorizer_gram_ = true;
         }
-        launch_majorizer_matrix<T>(P.stream, P.terms, P.ws.G_majorizer.data(), P.ws.H.data(), P.system());
+        launch_majorizer_matrix<T>(P.stream, P.terms, P.ws.G_majorizer.data(), P.ws.H.data(), P.system(),
+                                   P.ws.grid_scratch());
         search_launches();
         P.wait();
         return finish_direction(step);
@@ -127,7 +128,8 @@ private:
             P.score(true);
             P.score_products();
             launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system());
+                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system(),
+                                    P.ws.grid_scratch());
             search_launches();
         });
     }
@@ -136,7 +138,7 @@ private:
     // along it, the record and the step to the host: launches only.
     void search_launches() {
         P.solver.cholesky_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
-                               P.ws.step.data(), P.system());
+                               P.ws.step.data(), P.system(), P.ws.grid_scratch());
         P.halving_pass();
         P.publish(true, P.ws.step.data());
     }
@@ -147,7 +149,8 @@ private:
         core::SolveRoute route = core::SolveRoute::cholesky;
         if (!P.host.record()->system.step_ok) {
             route = P.solver.fallback_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
-                                           P.ws.step.data(), P.system(), &P.host.record()->system, &P.syncs);
+                                           P.ws.step.data(), P.system(), &P.host.record()->system, &P.syncs,
+                                           P.ws.grid_scratch());
             P.halving_pass();
             P.publish(false, P.ws.step.data());
             P.wait();

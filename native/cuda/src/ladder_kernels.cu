@@ -2,6 +2,7 @@
 
 #include "core/solve_rule.hpp"
 #include "engine_internal.cuh"
+#include "grid_last_block.cuh"
 #include "launch.cuh"
 #include "objective_device.cuh"
 
@@ -9,26 +10,65 @@ namespace rh::cuda {
 
 namespace {
 
+// Over 2 B blocks of kThreads (B = ceil(d / kThreads)): blocks b < B a
+// thread a column of Hinv (its |sum|, i in order; each block's largest into
+// the scratch after the step's d values), blocks B + b a thread a row of
+// the step (j in order, into the scratch: the step is kept only when the
+// rung accepts it). The last block: the largest column (a maximum: the same
+// value in any order), rcond, the verdict, and the step when usable. Every
+// value has the bits the one block of the small rung's layout gave.
+inline int inverse_blocks(std::int64_t d) { return static_cast<int>((d + kThreads - 1) / kThreads); }
+
 template <class T>
 __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
-                                         bool require_symmetric, T* step, SystemFlags* flags) {
-    double largest_column = 0.0;
-    for (std::int64_t j = threadIdx.x; j < d; j += blockDim.x) {
-        double column = 0.0;
-        for (std::int64_t i = 0; i < d; ++i) column += fabs(static_cast<double>(Hinv[i + j * d]));
-        largest_column = column > largest_column ? column : largest_column;
+                                         bool require_symmetric, T* step, SystemFlags* flags, GridScratch scratch) {
+    const unsigned column_blocks = gridDim.x / 2;
+    double* step_values = scratch.values;
+    double* column_maxima = scratch.values + d;
+    if (blockIdx.x < column_blocks) {
+        const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+        double largest_column = 0.0;
+        if (j < d) {
+            double column = 0.0;
+            strided_loop<kWalkUnroll>(std::int64_t{0}, d, std::int64_t{1},
+                                      [&](std::int64_t i) { column += fabs(static_cast<double>(Hinv[i + j * d])); });
+            largest_column = column > largest_column ? column : largest_column;
+        }
+        largest_column = block_max(largest_column);
+        if (threadIdx.x == 0) column_maxima[blockIdx.x] = largest_column;
+    } else {
+        const std::int64_t i = static_cast<std::int64_t>(blockIdx.x - column_blocks) * blockDim.x + threadIdx.x;
+        if (i < d) {
+            double sum = 0.0;
+            strided_loop<kWalkUnroll>(std::int64_t{0}, d, std::int64_t{1}, [&](std::int64_t j) {
+                sum += static_cast<double>(Hinv[i + j * d]) * static_cast<double>(g[j]);
+            });
+            step_values[i] = sum;
+        }
     }
-    largest_column = block_max(largest_column);
+    if (!last_block_of_group(scratch.counters, gridDim.x)) return;
+    __shared__ double largest;
+    if (threadIdx.x < 32) {
+        double most = 0.0;
+        for (unsigned b = threadIdx.x; b < column_blocks; b += 32) {
+            const double value = load_part(column_maxima + b);
+            most = value > most ? value : most;
+        }
+        for (int shift = 16; shift > 0; shift >>= 1) {
+            const double other = __shfl_down_sync(0xffffffffu, most, shift);
+            most = other > most ? other : most;
+        }
+        if (threadIdx.x == 0) largest = most;
+    }
+    block_barrier();
     const double norm = flags->norm1;
-    const double rcond = core::reciprocal_condition(norm, largest_column);
+    const double rcond = core::reciprocal_condition(norm, largest);
     const bool usable = *info == 0 && (!require_symmetric || flags->symmetric != 0) &&
                         core::regular_solve_allowed<T>(rcond, d);
     double finite = 1.0;
     if (usable) {
         for (std::int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-            double sum = 0.0;
-            for (std::int64_t j = 0; j < d; ++j) sum += static_cast<double>(Hinv[i + j * d]) * static_cast<double>(g[j]);
-            step[i] = static_cast<T>(sum);
+            step[i] = static_cast<T>(load_part(step_values + i));
             finite = isfinite(step[i]) ? finite : 0.0;
         }
     }
@@ -112,8 +152,9 @@ __global__ void identity_kernel(std::int64_t d, T* out) {
 
 template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, SystemFlags* flags) {
-    step_from_inverse_kernel<T><<<1, kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric, step, flags);
+                              bool require_symmetric, T* step, SystemFlags* flags, const GridScratch& scratch) {
+    step_from_inverse_kernel<T><<<2 * inverse_blocks(d), kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric,
+                                                                                step, flags, scratch);
     RH_CUDA_LAUNCHED();
 }
 
@@ -146,7 +187,7 @@ void launch_identity(cudaStream_t stream, std::int64_t d, T* out) {
 
 #define RH_INSTANTIATE(T)                                                                                           \
     template void launch_step_from_inverse<T>(cudaStream_t, std::int64_t, const T*, const T*, const int*, bool,   \
-                                              T*, SystemFlags*);                                                \
+                                              T*, SystemFlags*, const GridScratch&);                            \
     template void launch_small_cholesky_step<T>(cudaStream_t, std::int64_t, const T*, const T*, T*,               \
                                                 SystemFlags*);                                                  \
     template void launch_min_norm_step<T>(cudaStream_t, std::int64_t, const T*, const T*, const T*, const T*,      \

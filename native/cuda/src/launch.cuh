@@ -12,9 +12,28 @@
 
 namespace rh::cuda {
 
-inline constexpr int kThreads = 256;     // threads per block, every kernel
+inline constexpr int kThreads = 256;     // threads per block, every kernel (gradient_kernel: one warp)
 inline constexpr int kMaxBlocks = 1024;  // blocks of a row kernel at most
 inline constexpr int kWarps = kThreads / 32;
+// The loads a lane (or a thread) issues ahead of its adds in the
+// multi-block d-sized kernels (objective.cu, ladder_kernels.cu): unrolled
+// loops keep the adds' order, so the bits are those of a rolled loop.
+inline constexpr int kRowUnroll = 4;   // a warp's row of J v: a lane's loads 32 apart
+inline constexpr int kWalkUnroll = 8;  // a thread's walk of a row or a column
+
+#if defined(__CUDACC__)
+// for (i = first; i < end; i += step) body(i), unrolled Unroll times, or
+// as the compiler chooses when Unroll is 0 (the block solver's loops).
+template <int Unroll, class I, class Body>
+__device__ __forceinline__ void strided_loop(I first, I end, I step, Body&& body) {
+    if constexpr (Unroll > 0) {
+#pragma unroll(Unroll)
+        for (I i = first; i < end; i += step) body(i);
+    } else {
+        for (I i = first; i < end; i += step) body(i);
+    }
+}
+#endif
 
 inline int row_blocks(std::int64_t work) {
     const std::int64_t blocks = (work + kThreads - 1) / kThreads;

@@ -37,7 +37,7 @@ std::int64_t LinearSolver<T>::bytes() const noexcept {
 
 template <class T>
 void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
-                                    const T* g, T* step, SystemFlags* flags) {
+                                    const T* g, T* step, SystemFlags* flags, const GridScratch& scratch) {
     if (d <= kSmallSystem) {
         launch_small_cholesky_step<T>(stream, d, H, g, step, flags);
         return;
@@ -47,13 +47,13 @@ void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t hand
     vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());
     launch_identity<T>(stream, d, inverse_.data());
     vendor::cholesky_solve(handle, n, n, factor_.data(), inverse_.data(), info_.data() + 1);
-    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), true, step, flags);
+    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), true, step, flags, scratch);
 }
 
 template <class T>
 core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d,
                                                 const T* H, const T* g, T* step, SystemFlags* flags,
-                                                SystemFlags* host_flags, int* syncs) {
+                                                SystemFlags* host_flags, int* syncs, const GridScratch& scratch) {
     const int n = static_cast<int>(d);
     auto read_flags = [&] {
         RH_CUDA_CHECK(cudaMemcpyAsync(host_flags, flags, sizeof(SystemFlags), cudaMemcpyDeviceToHost, stream));
@@ -64,7 +64,7 @@ core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnH
     vendor::lu(handle, n, factor_.data(), work_.data(), pivots_.data(), info_.data());
     launch_identity<T>(stream, d, inverse_.data());
     vendor::lu_solve(handle, n, n, factor_.data(), pivots_.data(), inverse_.data(), info_.data() + 1);
-    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), false, step, flags);
+    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), false, step, flags, scratch);
     read_flags();
     if (host_flags->step_ok) return core::SolveRoute::lu;
 

@@ -34,14 +34,15 @@ public:
     void reserve(int device, cusolverDnHandle_t handle, std::int64_t d);
 
     // Rung 1, asynchronously: step and flags.step_ok.
+    // `scratch`: the engine's (objective.cuh), for the step from H^-1.
     void cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H, const T* g,
-                       T* step, SystemFlags* flags);
+                       T* step, SystemFlags* flags, const GridScratch& scratch);
     // Rungs 2 and 3 after the Cholesky rung refused: returns the route that
     // gave the step (reads flags back: host synchronizations counted in
     // *syncs); throws when no rung could solve the system.
     core::SolveRoute fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
                                    const T* g, T* step, SystemFlags* flags, SystemFlags* host_flags,
-                                   int* syncs);
+                                   int* syncs, const GridScratch& scratch);
 
     std::int64_t allocations() const noexcept { return allocations_; }
     std::int64_t bytes() const noexcept;

@@ -60,12 +60,30 @@ struct PassRecord {
     double point_memory;  // kept apart from the trials a pass launched after it evaluates
 };
 
+// Where the blocks of a multi-block kernel below leave their parts of a
+// result for the group's last block (grid_last_block.cuh): `values`
+// (grid_scratch_values(d) doubles) and `counters` (kGridCounters, zero
+// between launches; the engine zeroes them once). The kernels of one
+// engine's stream run one after another, so they share one scratch.
+struct GridScratch {
+    double* values = nullptr;
+    unsigned* counters = nullptr;
+};
+inline constexpr int kGridCounters = kPassPoints + 1;
+// The memory kernels' rows (kPassPoints points and the two vectors of the
+// memory term along a step); the ladder's step and its blocks' maxima.
+inline std::int64_t grid_scratch_values(std::int64_t d) { return (kPassPoints + 2) * d + 2 * d + 64; }
+
 // g = grad f(theta) (d) and H = (G + J)/N + ridge I (column-major, full;
 // G: SYRK's upper triangle, column-major); flags: symmetric, norm1.
-// gx: X' s (p), s_partials: the scoring pass's partial sums of s.
+// gx: X' s (p), s_partials: the scoring pass's partial sums of s. Over
+// ceil(d / kWarps) blocks: a warp a column of H, a thread a row of g; the
+// last block writes the flags. H, g and the flags have the bits the one
+// block of block_solver.cu forms (objective_device.cuh's functions).
 template <class T>
 void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
-                          const double* s_partials, int blocks, const T* G, T* g, T* H, SystemFlags* flags);
+                          const double* s_partials, int blocks, const T* G, T* g, T* H, SystemFlags* flags,
+                          const GridScratch& scratch);
 
 // Systems up to this size take the Cholesky rung in one block (factor,
 // inverse, rcond and step in shared memory) instead of cuSOLVER's potrf and
@@ -76,7 +94,7 @@ inline constexpr std::int64_t kSmallSystem = 48;  // two d x d factors in 48 KB 
 // the majorizer of amendment 0002), as launch_newton_system forms H.
 template <class T>
 void launch_majorizer_matrix(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* G, T* H,
-                             SystemFlags* flags);
+                             SystemFlags* flags, const GridScratch& scratch);
 
 template <class T>
 void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
@@ -95,19 +113,24 @@ struct PassLosses {
 // count (each rounded in T as core::SearchSteps forms it), into `points`
 // (d x count, column-major); the memory part of f at each and its loss
 // into record->memory and record->losses; the memory term's quadratic
-// along the step into record->along. One block per point. `record` may be
-// the host's pinned record: the kernel writes it directly.
+// along the step into record->along. `record` may be the host's pinned
+// record: the kernel writes it directly. A group of ceil(d / kWarps)
+// blocks per point (a warp a row of J D) and one for the memory term along
+// the step; each group's last block adds the rows in memory_value's order,
+// so every value has the bits of memory_value's (and the along's a and
+// history0 those of memory_value at theta).
 template <class T>
 void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
                           double first, int exponent_step, int count, T* points, const PassLosses& losses,
-                          PassRecord* record);
+                          PassRecord* record, const GridScratch& scratch);
 
 // The memory part of f at `count` points (d x count, column-major) and
 // their losses into memory_out and losses_out (the host's pinned record's
-// fields, say). One block per point.
+// fields, say). A group of blocks per point, as launch_search_memory's.
 template <class T>
 void launch_point_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* points, int count,
-                         const PassLosses& losses, double* losses_out, double* memory_out);
+                         const PassLosses& losses, double* losses_out, double* memory_out,
+                         const GridScratch& scratch);
 
 // What the host reads after a pass, written into its pinned memory by the
 // device (no copy engine: a kernel): the system's flags into

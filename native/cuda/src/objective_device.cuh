@@ -23,11 +23,16 @@ __device__ inline T gram_at(const T* G, std::int64_t d, std::int64_t i, std::int
 
 // (J v)_i by one warp: lane l adds j = l, l + 32, ... in order, then the
 // lanes in a fixed shuffle tree; every lane gets it. All 32 lanes call it.
-template <class T, class V>
+// `Unroll` lets a lane's loads run ahead of its adds (the adds' order, and
+// so the bits, are the same for every value): the multi-block kernels of
+// objective.cu take kRowUnroll; the block solver leaves it to the compiler
+// (0: its registers are spent).
+template <class T, int Unroll = 0, class V>
 __device__ inline double information_row_by_warp(const SurrogateTerms<T>& terms, std::int64_t i, V&& v) {
     const T* row = terms.information + i * terms.d;
     double sum = 0.0;
-    for (std::int64_t j = threadIdx.x & 31; j < terms.d; j += 32) sum += static_cast<double>(row[j]) * v(j);
+    strided_loop<Unroll>(static_cast<std::int64_t>(threadIdx.x & 31), terms.d, std::int64_t{32},
+                         [&](std::int64_t j) { sum += static_cast<double>(row[j]) * v(j); });
     for (int shift = 16; shift > 0; shift >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, shift);
     return __shfl_sync(0xffffffffu, sum, 0);
 }
@@ -37,17 +42,44 @@ __device__ inline double information_row_by_warp(const SurrogateTerms<T>& terms,
 // barriers. memory_value and step_memory sum through it, so their sums of
 // the same terms have the same bits.
 template <int K>
+__device__ inline void add_in_warp_order(const double (&warp_values)[kWarps][K], double (&values)[K]) {
+    for (int k = 0; k < K; ++k) {
+        values[k] = 0.0;
+        for (int w = 0; w < kWarps; ++w) values[k] += warp_values[w][k];
+    }
+}
+
+template <int K>
 __device__ inline void sum_over_warps(double (&values)[K]) {
     __shared__ double warp_values[kWarps][K];
     const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
     if (lane == 0)
         for (int k = 0; k < K; ++k) warp_values[warp][k] = values[k];
     block_barrier();
-    for (int k = 0; k < K; ++k) {
-        values[k] = 0.0;
-        for (int w = 0; w < kWarps; ++w) values[k] += warp_values[w][k];
-    }
+    add_in_warp_order(warp_values, values);
     block_barrier();  // every thread has read warp_values before the next call writes them
+}
+
+// One row's terms of memory_value's two sums (quadratic, linear): Di (J D)_i
+// and Di hist_i. The block's warps (memory_value) and a multi-block
+// kernel's last block (objective.cu) add rows through it alike.
+template <class T>
+__device__ inline void add_memory_row(const SurrogateTerms<T>& terms, std::int64_t i, double Di, double row,
+                                      double (&sums)[2]) {
+    sums[0] += Di * row;
+    if (terms.uses_history) sums[1] += Di * static_cast<double>(terms.history[i]);
+}
+
+// The memory and history part of f from memory_value's two sums:
+// core::MemoryAlongStep::at(0) of these sums as the host evaluates it
+// (step_memory's a and history0 are these, in this order; the host's line
+// search compares its trials near t = 0 with this value): each operation
+// rounded once in the host's order, no contraction into an FMA.
+template <class T>
+__device__ inline double memory_from_sums(const SurrogateTerms<T>& terms, double quadratic, double linear) {
+    double value = __dmul_rn(__dmul_rn(0.5, quadratic), 1.0 / terms.weight_sum);
+    if (terms.uses_history) value = __dsub_rn(value, __dmul_rn(terms.history_coefficient, linear));
+    return value;
 }
 
 // The memory and history part of f at a point: 0.5 D' J D / N - c D' s,
@@ -64,22 +96,10 @@ __device__ inline double memory_value(const SurrogateTerms<T>& terms, const T* p
     double sums[2] = {};  // quadratic, linear
     for (std::int64_t i = warp; i < terms.d; i += kWarps) {
         const double row = information_row_by_warp(terms, i, D);
-        if (lane == 0) {
-            const double Di = D(i);
-            sums[0] += Di * row;
-            if (terms.uses_history) sums[1] += Di * static_cast<double>(terms.history[i]);
-        }
+        if (lane == 0) add_memory_row(terms, i, D(i), row, sums);
     }
     sum_over_warps(sums);
-    const double quadratic = sums[0], linear = sums[1];
-    // core::MemoryAlongStep::at(0) of these sums as the host evaluates it
-    // (step_memory's a and history0 are these, in this order; the host's
-    // line search compares its trials near t = 0 with this value): each
-    // operation rounded once in the host's order, no contraction into an
-    // FMA.
-    double value = __dmul_rn(__dmul_rn(0.5, quadratic), 1.0 / terms.weight_sum);
-    if (terms.uses_history) value = __dsub_rn(value, __dmul_rn(terms.history_coefficient, linear));
-    return value;
+    return memory_from_sums(terms, sums[0], sums[1]);
 }
 
 // g = (J D - Z' s) / N - c hist, Z' s = (gx, sum s): the intercept's total
@@ -90,25 +110,42 @@ __device__ inline double memory_value(const SurrogateTerms<T>& terms, const T* p
 // solver's size a shuffle tree a row, and the intercept row's grid sum
 // serial in one warp, cost more than the walk). Its bits need no match with
 // any other sum.
-template <class T>
-__device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
-                              int blocks, T* g) {
-    __shared__ double score_sum;
-    if (threadIdx.x < 32) {  // the first warp (every block has it)
-        const double sum = warp_sum_over_blocks(s_partials, 1, 0, blocks);
-        if (threadIdx.x == 0) score_sum = sum;
-    }
-    block_barrier();
-    for (std::int64_t i = threadIdx.x; i < terms.d; i += blockDim.x) {
+// Rows first, first + stride, ... of g (a thread a row, j in order), the
+// intercept's total of s given. `Unroll`: as information_row_by_warp's.
+template <class T, int Unroll = 0>
+__device__ inline void gradient_rows(const SurrogateTerms<T>& terms, const T* theta, const T* gx, double score_sum,
+                                     std::int64_t first, std::int64_t stride, T* g) {
+    for (std::int64_t i = first; i < terms.d; i += stride) {
         const T* row = terms.information + i * terms.d;
         double jd = 0.0;
-        for (std::int64_t j = 0; j < terms.d; ++j)
+        strided_loop<Unroll>(std::int64_t{0}, terms.d, std::int64_t{1}, [&](std::int64_t j) {
             jd += static_cast<double>(row[j]) * static_cast<double>(theta[j] - terms.theta_prev[j]);
+        });
         const double product = i < terms.p ? static_cast<double>(gx[i]) : score_sum;
         double gi = (jd - product) / terms.weight_sum;
         if (terms.uses_history) gi -= terms.history_coefficient * static_cast<double>(terms.history[i]);
         g[i] = static_cast<T>(gi);
     }
+}
+
+// The intercept's total of s over the scoring pass's `blocks` partials, by
+// the block's first warp (every block has it); every thread gets it. A
+// block barrier must come between two calls (gradient_into ends with one).
+__device__ inline double block_score_sum(const double* s_partials, int blocks) {
+    __shared__ double score_sum;
+    if (threadIdx.x < 32) {
+        const double sum = warp_sum_over_blocks(s_partials, 1, 0, blocks);
+        if (threadIdx.x == 0) score_sum = sum;
+    }
+    block_barrier();
+    return score_sum;
+}
+
+template <class T>
+__device__ inline void gradient_into(const SurrogateTerms<T>& terms, const T* theta, const T* gx, const double* s_partials,
+                              int blocks, T* g) {
+    const double score_sum = block_score_sum(s_partials, blocks);
+    gradient_rows(terms, theta, gx, score_sum, threadIdx.x, blockDim.x, g);
     block_barrier();
 }
 
@@ -127,35 +164,49 @@ __device__ inline T system_entry(const SurrogateTerms<T>& terms, const T* G, int
     return value;
 }
 
-template <class T>
-__device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, SystemFlags* flags) {
+// Columns first_warp, first_warp + warps, ... of H, a warp a column (every
+// lane of the calling warp calls it): the largest column |sum| into lane
+// 0's *largest_column (NaN sums never taken), whether an entry differs from
+// its mirror into *asymmetric (any lane may set it). `Unroll`: as
+// information_row_by_warp's.
+template <class T, int Unroll = 0>
+__device__ inline void system_columns(const SurrogateTerms<T>& terms, const T* G, T* H, int first_warp, int warps,
+                                      double* largest_column, int* asymmetric) {
     const int d = static_cast<int>(terms.d);
     const T inverse_n = static_cast<T>(1.0 / terms.weight_sum);
-    __shared__ int asymmetric;
-    if (threadIdx.x == 0) asymmetric = 0;
-    block_barrier();
-    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
-    const int warps = static_cast<int>(blockDim.x) >> 5;
-    double largest_column = 0.0;
-    for (int j = warp; j < d; j += warps) {
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    for (int j = first_warp; j < d; j += warps) {
         double column = 0.0;
         bool differs = false;
-        for (int i = lane; i < d; i += 32) {
+        strided_loop<Unroll>(lane, d, 32, [&](int i) {
             const T value = system_entry(terms, G, d, inverse_n, i, j);
             H[i + static_cast<std::int64_t>(j) * d] = value;
             column += fabs(static_cast<double>(value));
             differs = differs || (i > j && value != system_entry(terms, G, d, inverse_n, j, i));
-        }
+        });
         for (int shift = 16; shift > 0; shift >>= 1) column += __shfl_down_sync(0xffffffffu, column, shift);
-        if (lane == 0) largest_column = column > largest_column ? column : largest_column;
-        if (differs) asymmetric = 1;
+        if (lane == 0) *largest_column = column > *largest_column ? column : *largest_column;
+        if (differs) *asymmetric = 1;
     }
+}
+
+// The verdicts of an assembled H into flags (the step's reset with them).
+__device__ inline void write_system_flags(SystemFlags* flags, bool asymmetric, double largest_column) {
+    flags->symmetric = !asymmetric;
+    flags->norm1 = largest_column;
+    flags->step_ok = 0;
+}
+
+template <class T>
+__device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, SystemFlags* flags) {
+    __shared__ int asymmetric;
+    if (threadIdx.x == 0) asymmetric = 0;
+    block_barrier();
+    double largest_column = 0.0;
+    system_columns(terms, G, H, static_cast<int>(threadIdx.x) >> 5, static_cast<int>(blockDim.x) >> 5,
+                   &largest_column, &asymmetric);
     largest_column = block_max(largest_column);
-    if (threadIdx.x == 0) {
-        flags->symmetric = asymmetric == 0;
-        flags->norm1 = largest_column;
-        flags->step_ok = 0;
-    }
+    if (threadIdx.x == 0) write_system_flags(flags, asymmetric != 0, largest_column);
 }
 
 // The Cholesky rung for d <= kSmallSystem in one block. The rung needs

@@ -6,7 +6,8 @@
 namespace rh::cuda {
 
 template <class T>
-void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver) {
+void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver,
+                                      cudaStream_t stream) {
     constexpr std::int64_t K = kLammTrialsPerPass;
     ArenaLayout layout;
     for (auto* array : {&theta_current, &theta_next, &theta, &step, &gradient, &mask, &history}) layout.add(*array, d);
@@ -19,6 +20,8 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     if (d <= kNarrowGram) layout.add(gram_partials, narrow_gram_partials(d));
     layout.add(system, 1);
     layout.add(inputs, 1);
+    layout.add(grid_values, grid_scratch_values(d));
+    layout.add(grid_counters, kGridCounters);
     if (block_solver) {
         layout.add(block_matrices, block_solver_matrices(d));
         layout.add(block_vectors, block_solver_vectors(d));
@@ -29,6 +32,7 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     }
     // Once per engine (its constructor): a second call throws (the views would move).
     allocations_ += parameter_arena.place(device, layout);
+    RH_CUDA_CHECK(cudaMemsetAsync(grid_counters.data(), 0, sizeof(unsigned) * kGridCounters, stream));
 }
 
 template <class T>
@@ -67,7 +71,8 @@ void Workspace<T>::reserve_state_before(int device, std::int64_t d, bool meat) {
 template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
     std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + system.bytes() + inputs.bytes() +
-                         outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes();
+                         outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes() +
+                         grid_values.bytes() + grid_counters.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &points, &trial_inputs, &G, &H, &G_majorizer, &block_matrices,

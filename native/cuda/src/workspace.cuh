@@ -56,10 +56,17 @@ struct Workspace {
     DeviceArray<BlockOutcome> outcome;
     // update_batches' copy of the state before the call.
     DeviceArray<T> theta_before, J_before, meat_before;
+    // What the blocks of the pipeline's multi-block d-sized kernels leave
+    // for their last block, and the counters that find it (zeroed once,
+    // zero between launches; objective.cuh's GridScratch).
+    DeviceArray<double> grid_values;
+    DeviceArray<unsigned> grid_counters;
+    GridScratch grid_scratch() const { return GridScratch{grid_values.data(), grid_counters.data()}; }
 
     // Room for the state and work of d parameters (p features), and the
-    // block solver's work arrays when `block_solver`.
-    void reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver);
+    // block solver's work arrays when `block_solver`; the grid counters
+    // zeroed on `stream`.
+    void reserve_parameters(int device, std::int64_t p, std::int64_t d, bool block_solver, cudaStream_t stream);
     // Room for a batch of n rows; `host_batch`: also its staging copy.
     void reserve_rows(int device, std::int64_t n, std::int64_t p, std::int64_t d, bool host_batch, bool unit_weights,
                       cudaStream_t stream);
