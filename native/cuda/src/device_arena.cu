@@ -58,10 +58,13 @@ bool DeviceArena::place(int device, const ArenaLayout& layout) {
     return allocated;
 }
 
-DeviceArena::~DeviceArena() {
-    // Before storage_ is freed (members go after this body): the tool forgets
-    // the heap and its regions.
+void DeviceArena::release() noexcept {
+    // Before the storage is freed: the tool forgets the heap and its regions.
     if (heap_ != nullptr) nvtxMemHeapUnregister(arena_domain(), static_cast<nvtxMemHeapHandle_t>(heap_));
+    heap_ = nullptr;
+    storage_.reset();
 }
+
+DeviceArena::~DeviceArena() { release(); }
 
 }  // namespace rh::cuda

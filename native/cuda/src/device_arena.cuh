@@ -48,8 +48,10 @@ private:
     std::vector<View> views_;
 };
 
-// One allocation holding a layout's arrays; placed once. Declare it before
-// the arrays it holds, so they (views, which release nothing) go first.
+// One allocation holding a layout's arrays; placed once, or again after a
+// release (its arrays move; their contents do not survive). Declare it
+// before the arrays it holds, so they (views, which release nothing) go
+// first.
 class DeviceArena {
 public:
     DeviceArena() = default;
@@ -64,6 +66,10 @@ public:
     // arena was placed before: its arrays would move.
     bool place(int device, const ArenaLayout& layout);
     bool placed() const noexcept { return storage_.data() != nullptr; }
+    // Frees the storage (after the device is past every use of it: cudaFree
+    // waits) so that the arena may be placed again; the owner resets its
+    // views first (they would point at freed memory).
+    void release() noexcept;
 
 private:
     DeviceArray<unsigned char> storage_;

@@ -67,7 +67,8 @@ private:
 
 // The process's device memory, per device: every engine allocation goes
 // through here, so allocations are counted and a failed one is reported as
-// out of memory (the engine keeps its previous buffers).
+// out of memory (the engine keeps its previous buffers; a batch's row
+// arrays, per-batch work, are placed again by the next batch).
 class DeviceMemory {
 public:
     static void* allocate(int device, std::size_t bytes);

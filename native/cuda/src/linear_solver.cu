@@ -12,17 +12,28 @@ namespace rh::cuda {
 
 template <class T>
 void LinearSolver<T>::reserve(int device, cusolverDnHandle_t handle, std::int64_t d) {
-    if (d <= d_ && device == device_) return;
+    if (device != device_) {  // (an engine's device never changes; the buffers would follow it)
+        device_ = device;
+        reserved_d_ = 0;
+        d_ = 0;
+    }
+    reserved_d_ = std::max(reserved_d_, d);
+    if (reserved_d_ > kSmallSystem) reserve_dense(handle);
+}
+
+template <class T>
+void LinearSolver<T>::reserve_dense(cusolverDnHandle_t handle) {
+    const std::int64_t d = reserved_d_;
+    if (d <= d_) return;
     const int n = static_cast<int>(d);
-    grow(factor_, device, d * d);
-    grow(inverse_, device, d * d);
-    grow(pivots_, device, d);
-    grow(info_, device, 2);
+    grow(factor_, device_, d * d);
+    grow(inverse_, device_, d * d);
+    grow(pivots_, device_, d);
+    grow(info_, device_, 2);
     const int lwork = std::max(vendor::cholesky_workspace(handle, n, factor_.data()),
                                vendor::lu_workspace(handle, n, factor_.data()));
-    grow(work_, device, std::max(lwork, 1));
+    grow(work_, device_, std::max(lwork, 1));
     work_size_ = static_cast<int>(work_.size());
-    device_ = device;
     d_ = d;
     svd_work_size_ = 0;  // the SVD's buffers follow the size on next need
     eigen_work_size_ = 0;
@@ -42,6 +53,7 @@ void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t hand
         launch_small_cholesky_step<T>(stream, d, H, g, step, flags);
         return;
     }
+    reserve_dense(handle);
     const int n = static_cast<int>(d);
     RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
     vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());
@@ -54,6 +66,7 @@ template <class T>
 core::SolveRoute LinearSolver<T>::fallback_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d,
                                                 const T* H, const T* g, T* step, SystemFlags* flags,
                                                 SystemFlags* host_flags, int* syncs, const GridScratch& scratch) {
+    reserve_dense(handle);
     const int n = static_cast<int>(d);
     auto read_flags = [&] {
         RH_CUDA_CHECK(cudaMemcpyAsync(host_flags, flags, sizeof(SystemFlags), cudaMemcpyDeviceToHost, stream));

@@ -30,7 +30,10 @@ namespace rh::cuda {
 template <class T>
 class LinearSolver {
 public:
-    // Buffers for d x d systems (grown once per parameter count).
+    // Buffers for d x d systems (grown once per parameter count): now when
+    // the Cholesky rung needs cuSOLVER's (d > kSmallSystem), else on the
+    // first fallback (the small rung needs none: a cold stream's engine
+    // makes five allocations fewer).
     void reserve(int device, cusolverDnHandle_t handle, std::int64_t d);
 
     // Rung 1, asynchronously: step and flags.step_ok.
@@ -52,9 +55,12 @@ private:
     void grow(DeviceArray<U>& array, int device, std::int64_t count) {
         allocations_ += array.reserve(device, count);
     }
+    // The factorizations' buffers for the reserved d (a no-op once there).
+    void reserve_dense(cusolverDnHandle_t handle);
 
     int device_ = -1;
-    std::int64_t d_ = 0;
+    std::int64_t reserved_d_ = 0;  // the d reserve asked for
+    std::int64_t d_ = 0;           // the d the dense buffers hold
     DeviceArray<T> factor_, inverse_, work_;
     DeviceArray<int> pivots_, info_;
     // SVD (lazy): singular values, U, V', its work and rwork; the symmetric

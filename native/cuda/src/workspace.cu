@@ -1,5 +1,7 @@
 #include "workspace.cuh"
 
+#include <algorithm>
+
 #include "gram_kernels.cuh"
 #include "launch.cuh"
 
@@ -39,17 +41,35 @@ template <class T>
 void Workspace<T>::reserve_rows(int device, std::int64_t n, std::int64_t p, std::int64_t d, bool host_batch,
                                 bool unit_weights, cudaStream_t stream) {
     constexpr std::int64_t K = kLammTrialsPerPass;
-    if (host_batch) {
-        grow(X, device, n * p);
-        grow(y, device, n);
-        grow(w, device, n);
+    const RowLayout& placed = rows_placed_;
+    if (n > placed.rows || (host_batch && !placed.host_batch) || (unit_weights && !placed.unit_weights)) {
+        const RowLayout wanted{std::max(n, placed.rows), host_batch || placed.host_batch,
+                               unit_weights || placed.unit_weights};
+        // The old storage goes before the new one comes (a batch's work
+        // arrays hold nothing to keep; freeing first keeps the peak at the
+        // larger layout, not both): after an out-of-memory error the arena is
+        // empty and the next batch places it again.
+        for (auto* array : {&X, &y, &w, &ones, &r, &s, &c, &dz, &weighted_rows, &trial_products, &trial_residuals})
+            array->reset();
+        row_arena.release();
+        rows_placed_ = RowLayout{};
+        ones_filled_ = 0;
+        const std::int64_t rows = wanted.rows;
+        ArenaLayout layout;
+        if (wanted.host_batch) {
+            layout.add(X, rows * p);
+            layout.add(y, rows);
+            layout.add(w, rows);
+        }
+        for (auto* array : {&r, &s, &c, &dz}) layout.add(*array, rows);
+        if (d > kNarrowGram) layout.add(weighted_rows, rows * d);
+        layout.add(trial_products, rows * K);
+        layout.add(trial_residuals, rows * K);
+        if (wanted.unit_weights) layout.add(ones, rows);
+        allocations_ += row_arena.place(device, layout);
+        rows_placed_ = wanted;
     }
-    for (auto* array : {&r, &s, &c, &dz}) grow(*array, device, n);
-    if (d > kNarrowGram) grow(weighted_rows, device, n * d);
-    grow(trial_products, device, n * K);
-    grow(trial_residuals, device, n * K);
     if (unit_weights && ones_filled_ < n) {
-        grow(ones, device, n);
         launch_fill<T>(stream, ones.size(), T(1), ones.data());
         ones_filled_ = ones.size();
     }

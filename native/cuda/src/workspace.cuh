@@ -22,6 +22,11 @@ struct Workspace {
     // a cold stream builds an engine inside its timer). Declared first, so
     // released after the views.
     DeviceArena parameter_arena;
+    // The storage of every array reserve_rows sizes by a batch's rows (views
+    // into it): one allocation where a cold stream's first batch made seven
+    // to ten; placed again, larger, when a larger batch comes (the arrays
+    // are per-batch work: nothing in them outlives the batch).
+    DeviceArena row_arena;
     // The state: current (committed) and next (staged until the update succeeds).
     DeviceArray<T> theta_current, theta_next, J_current, J_next;
     // The meat, current and next (when the engine tracks it), and a batch's
@@ -89,6 +94,14 @@ private:
     void grow(DeviceArray<U>& array, int device, std::int64_t count) {
         allocations_ += array.reserve(device, count);
     }
+    // What row_arena holds now: rows, and whether the host batch's copies
+    // (X, y, w) and the unit weights are among its arrays (once a batch
+    // needed them they stay).
+    struct RowLayout {
+        std::int64_t rows = 0;
+        bool host_batch = false, unit_weights = false;
+    };
+    RowLayout rows_placed_;
     std::int64_t allocations_ = 0;
     std::int64_t ones_filled_ = 0;
 };
