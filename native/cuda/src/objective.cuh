@@ -1,5 +1,6 @@
-// The d-sized work of an iteration, on the device, one block per kernel
-// (or one block per trial point): the gradient and the Newton matrix of the
+// The d-sized work of an iteration, on the device, each kernel over
+// ceil(d / 8) blocks (a group of them per trial point) whose last block
+// combines the parts in a fixed order: the gradient and the Newton matrix of the
 // surrogate objective (ALGORITHM.md), the memory part of f at the trial
 // points of a pass, and the information update. No decision is made here:
 // core's drivers make them (the host-driven solve, host_driven_solve.cu, or

@@ -1,8 +1,9 @@
-// The d-sized pieces of an iteration as block-cooperative device functions
-// (every thread of one block calls them): the surrogate's memory term, its
-// gradient, the Newton (or majorizer) matrix and the Cholesky rung of a small
-// system. The one-block kernels of objective.cu and the block solver
-// (block_solver.cu, a whole update in one block) both call them.
+// The d-sized pieces of an iteration as device functions: block-cooperative
+// ones (every thread of one block calls them) and the per-row and
+// per-column pieces they are made of: the surrogate's memory term, its
+// gradient, the Newton (or majorizer) matrix and the Cholesky rung of a
+// small system. The multi-block kernels of objective.cu and the block
+// solver (block_solver.cu, a whole update in one block) both call them.
 #pragma once
 
 #include <cstdint>
