@@ -274,15 +274,18 @@ def class_problems(max_batches):
 
 def dump_cuda(args):
     native_cuda_backend = _cuda_backend_module()
-    results = {}
+    results, system_sizes = {}, {}
     problems = [*corpus_problems(), *differential_problems(), *demo_problems(), *class_problems(args.class_batches)]
     for index, (name, dtype, config, batches) in enumerate(problems):
         for solver in cuda_solvers(batches, config):
-            results[f"{name}|{solver}"] = CudaStreamer(dtype, solver, config).stream(batches)
+            key = f"{name}|{solver}"
+            results[key] = CudaStreamer(dtype, solver, config).stream(batches)
+            system_sizes[key] = np.asarray(batches[0][0]).shape[1] + int(config["fit_intercept"])
         print(f"\r{index + 1}/{len(problems)} problems", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     version = native_cuda_backend.runtime_info()
-    Path(args.out).write_text(json.dumps({"module_version": repr(version), "results": results}, indent=0))
+    Path(args.out).write_text(json.dumps({"module_version": repr(version), "results": results, "d": system_sizes},
+                                         indent=0))
     print(f"{len(results)} streams, {sum(len(v) for v in results.values())} updates -> {args.out}")
 
 
@@ -311,9 +314,21 @@ def dump(args):
     print(f"{len(results)} streams, {sum(len(v) for v in results.values())} updates -> {args.out}")
 
 
+def _d_range(text):
+    low, high = (int(part) for part in text.split(":"))
+    return low, high
+
+
 def compare(args):
-    a = json.loads(Path(args.before).read_text())["results"]
-    b = json.loads(Path(args.after).read_text())["results"]
+    """0 when every stream's records are equal; streams whose system size d
+    lies in --allow-changed-d LO:HI (a change meant to move exactly those:
+    another factorization for some d) may differ and are counted apart."""
+    before = json.loads(Path(args.before).read_text())
+    a, b = before["results"], json.loads(Path(args.after).read_text())["results"]
+    sizes = before.get("d", {})
+    allowed = getattr(args, "allow_changed_d", None)
+    if allowed is not None and not sizes:
+        raise SystemExit("--allow-changed-d needs dumps that record each stream's d")
     ignored = set(args.ignore or ())
     missing = sorted(set(a) ^ set(b))
     differing = []
@@ -331,11 +346,19 @@ def compare(args):
                 break
     for key in missing:
         print(f"only in one dump: {key}")
+    expected = []
+    if allowed is not None:
+        low, high = allowed
+        in_range = {key for key in a if low <= sizes.get(key, -1) <= high}
+        expected = [entry for entry in differing if entry[0] in in_range]
+        differing = [entry for entry in differing if entry[0] not in in_range]
+        print(f"d in [{low}, {high}]: {len(in_range)} streams, {len(expected)} differ (allowed)")
     for key, first, fields in differing:
-        print(f"differs: {key} (first at update {first}: {', '.join(fields)})")
+        print(f"differs: {key} (d = {sizes.get(key, '?')}; first at update {first}: {', '.join(fields)})")
     updates = sum(len(v) for v in a.values())
     print(f"{len(a)} streams, {updates} updates compared: {len(differing)} differ, {len(missing)} unmatched"
-          + (f" (ignoring {', '.join(sorted(ignored))})" if ignored else ""))
+          + (f" (ignoring {', '.join(sorted(ignored))})" if ignored else "")
+          + (f" (outside d in [{allowed[0]}, {allowed[1]}])" if allowed is not None else ""))
     if fields_seen:
         print("first differing fields: " + ", ".join(f"{f} x{n}" for f, n in sorted(fields_seen.items())))
     return 1 if differing or missing else 0
@@ -352,6 +375,8 @@ def main(argv=None):
     c.add_argument("before")
     c.add_argument("after")
     c.add_argument("--ignore", nargs="*", help="diagnostics fields not compared (e.g. a documented change)")
+    c.add_argument("--allow-changed-d", type=_d_range, metavar="LO:HI",
+                   help="streams whose system size d is in [LO, HI] may differ (CUDA dumps record d)")
     args = parser.parse_args(argv)
     return dump(args) if args.command == "dump" else compare(args)
 

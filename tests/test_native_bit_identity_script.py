@@ -66,3 +66,29 @@ def test_compare_reports_a_state_that_differs_in_one_update(stand_in, tmp_path, 
     args = types.SimpleNamespace(before=str(before), after=str(after), ignore=None)
     assert native_bit_identity.compare(args) == 1
     assert f"differs: {key}" in capsys.readouterr().out
+
+
+def test_allow_changed_d_excuses_only_streams_of_that_size(stand_in, tmp_path, capsys):
+    before = dump(tmp_path, "before.json")
+    data = json.loads(before.read_text())
+    sizes = data["d"]
+    assert set(sizes) == set(data["results"])
+    wide = next(key for key in sorted(sizes) if key.startswith("class/wide/"))
+    narrow = next(key for key in sorted(sizes) if sizes[key] < 48)
+    assert sizes[wide] == 257
+    data["results"][wide][0]["state"] = "0" * 64
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps(data))
+
+    def compare(allowed):
+        args = types.SimpleNamespace(before=str(before), after=str(after), ignore=None, allow_changed_d=allowed)
+        return native_bit_identity.compare(args)
+
+    assert compare((200, 300)) == 0
+    assert "1 differ (allowed)" in capsys.readouterr().out
+    assert compare((49, 112)) == 1
+    assert f"differs: {wide} (d = 257;" in capsys.readouterr().out
+    data["results"][narrow][0]["iterations"] = -1
+    after.write_text(json.dumps(data))
+    assert compare((200, 300)) == 1
+    assert f"differs: {narrow}" in capsys.readouterr().out

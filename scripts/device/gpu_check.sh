@@ -203,14 +203,18 @@ profile() {
   # The five questions of PERFORMANCE.md (profile_cuda_update.py: CUPTI trace,
   # NVTX ranges), then Nsight Compute over the row kernels (question 4).
   mkdir -p "$OUT/profile"
-  local spec
-  for spec in "latency float64 none device" "latency float64 l1 device" "reference float64 none host" \
-              "reference float64 none device" "streaming float64 none host" "streaming float64 none device" \
-              "wide float32 none device" "wide float64 none device"; do
+  # RH_PROFILE_SPECS: "class dtype penalty input" entries separated by
+  # commas (default the eight below); RH_PROFILE_NCU=0 skips Nsight Compute.
+  local spec specs
+  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-latency float64 none device,latency float64 l1 device,\
+reference float64 none host,reference float64 none device,streaming float64 none host,\
+streaming float64 none device,wide float32 none device,wide float64 none device}"
+  for spec in "${specs[@]}"; do
     set -- $spec
     $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
       --out "$OUT/profile/$1_$2_$3_$4.json" | head -1
   done
+  [[ "${RH_PROFILE_NCU:-1}" == 0 ]] && return 0
   PYTHON=$PY bash scripts/profiling/ncu_cuda_update.sh "$OUT/profile" --class streaming --dtype float64 --penalty none \
     --input device
   PYTHON=$PY LAUNCH_SKIP=6 LAUNCHES=6 bash scripts/profiling/ncu_cuda_update.sh "$OUT/profile" --class latency \
@@ -436,6 +440,8 @@ ab_builds() {
 # baseline's engine and tree first on the path, then with this tree's, and
 # compares (a change meant to keep every bit: a kernel spread over more
 # blocks, say). RH_BASELINE_REUSE=1 keeps an engine ab_builds built.
+# RH_BITS_ALLOW_CHANGED_D=LO:HI: streams of system size d in [LO, HI] may
+# differ (a change meant to move those only: another rung for some d).
 bits() {
   set -e
   local revs=(${RH_BASELINE_REVISION:?RH_BASELINE_REVISION must name the commit to compare against})
@@ -443,7 +449,8 @@ bits() {
   PYTHONPATH="$BASELINE_TREE/src:$BASELINE_SITE:$PYTHONPATH" $PY scripts/native_bit_identity.py dump \
     --engine native_cuda --out "$OUT/bits_before.json"
   $PY scripts/native_bit_identity.py dump --engine native_cuda --out "$OUT/bits_after.json"
-  $PY scripts/native_bit_identity.py compare "$OUT/bits_before.json" "$OUT/bits_after.json"
+  $PY scripts/native_bit_identity.py compare "$OUT/bits_before.json" "$OUT/bits_after.json" \
+    ${RH_BITS_ALLOW_CHANGED_D:+--allow-changed-d "$RH_BITS_ALLOW_CHANGED_D"}
 }
 
 # Which pending patch moves which class: the CUDA engine of the committed
