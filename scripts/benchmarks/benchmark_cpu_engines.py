@@ -134,10 +134,11 @@ class ThreadCounts:
 
 # ---------------------------------------------------------------- the driver
 class Engine:
-    def __init__(self, spec: str, paths: dict) -> None:
+    def __init__(self, spec: str, paths: dict, variables: dict | None = None) -> None:
         self.name, rest = spec.split("=", 1)
         self.python, self.backend = rest.rsplit(":", 1)
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.variables = dict((variables or {}).get(self.name, {}))
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **self.variables)
         if self.name in paths:
             env["PYTHONPATH"] = os.pathsep.join([paths[self.name]] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         self.process = subprocess.Popen([self.python, __file__, "--worker", self.backend], stdin=subprocess.PIPE,
@@ -163,6 +164,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engine", action="append", required=True, help="NAME=PYTHON:BACKEND (the first is the reference of the ratios)")
     parser.add_argument("--engine-path", action="append", default=[], help="NAME=DIR: DIR first on NAME's PYTHONPATH")
+    parser.add_argument("--engine-env", action="append", default=[],
+                        help="NAME=VAR=VALUE: VAR set to VALUE in NAME's worker only (the same build on another "
+                             "path: RH_CUDA_SOLVER=block, say)")
     parser.add_argument("--classes", nargs="+", default=["latency", "reference", "wide", "streaming"])
     parser.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
     parser.add_argument("--penalties", nargs="+", default=["none", "l1"])
@@ -175,7 +179,14 @@ def main() -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     paths = dict(item.split("=", 1) for item in args.engine_path)
-    engines = [Engine(spec, paths) for spec in args.engine]
+    variables: dict = {}
+    for item in args.engine_env:
+        name, _, assignment = item.partition("=")
+        variable, equals, value = assignment.partition("=")
+        if not equals or not variable:
+            parser.error(f"--engine-env wants NAME=VAR=VALUE, got {item!r}")
+        variables.setdefault(name, {})[variable] = value
+    engines = [Engine(spec, paths, variables) for spec in args.engine]
     first = engines[0]
     sys.path.insert(0, str(HERE))
     from benchmark_shape_sweep import environment
@@ -183,7 +194,8 @@ def main() -> int:
     record = {"schema": "renewable-huber-cpu-engines", "version": 2, "environment": environment(),
               "command": " ".join(sys.argv), "lifecycle": args.lifecycle, "rounds": args.rounds, "inference": args.inference,
               "settle_seconds": args.settle,
-              "engines": {e.name: {"python": e.python, "backend": e.backend, **e.info} for e in engines}, "cases": []}
+              "engines": {e.name: {"python": e.python, "backend": e.backend, **({"env": e.variables} if e.variables else {}),
+                                  **e.info} for e in engines}, "cases": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for cls in args.classes:
