@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -436,6 +436,19 @@ ab_builds() {
 
 # The CUDA engine's results bit for bit against RH_BASELINE_REVISION's (its
 # first commit; after build or build_cuda): scripts/native_bit_identity.py
+# The CUDA engine of this tree on each solver path it may take, paired in one
+# run: "auto" (the reference of the ratios), every batch on the pipeline, and
+# every batch on the block solver, device-fed, over the classes whose d the
+# block solver takes (RH_PATH_CLASSES, default latency and streaming: d = 17
+# and 33): $OUT/solver_paths_${GPU_TAG}.json. Not in "all".
+solver_paths() {
+  $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "auto=$PY:native_cuda@device" \
+    --engine "pipeline=$PY:native_cuda@device" --engine-env pipeline=RH_CUDA_SOLVER=pipeline \
+    --engine "block=$PY:native_cuda@device" --engine-env block=RH_CUDA_SOLVER=block \
+    --classes ${RH_PATH_CLASSES:-latency streaming} --rounds "${RH_PATH_ROUNDS:-5}" \
+    --out "$OUT/solver_paths_${GPU_TAG}.json"
+}
+
 # --engine native_cuda dumps every problem on every solver path with the
 # baseline's engine and tree first on the path, then with this tree's, and
 # compares (a change meant to keep every bit: a kernel spread over more
