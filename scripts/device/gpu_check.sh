@@ -271,7 +271,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER="review_followups medium_rung"
+PENDING_ORDER="review_followups gram_prefetch"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
@@ -473,7 +473,7 @@ bits() {
 # changes) and installed with that prefix's src into a folder of its own;
 # then all of them in one benchmark_cpu_engines.py run, rounds rotating, the
 # first engine (main) the reference of the ratios, device-fed
-# (RH_LADDER_FEED=host: host-fed), RH_LADDER_CLASSES (default the four);
+# (RH_LADDER_FEED=host: host-fed; "device host": both), RH_LADDER_CLASSES (default the four);
 # RH_LADDER_BASE (default HEAD): the commit whose tree and whose pending
 # patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
 # RH_PENDING naming them):
@@ -485,8 +485,7 @@ ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
 }
 ladder() {
   set -e
-  local feed=${RH_LADDER_FEED:-device} suffix="" name start base=${RH_LADDER_BASE:-HEAD}
-  [[ $feed == device ]] && suffix="@device"
+  local feed suffix name start base=${RH_LADDER_BASE:-HEAD}
   rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-*
   git worktree prune
   git worktree add --detach "$LADDER_TREE" "$base"
@@ -497,12 +496,16 @@ ladder() {
     start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
     labels+=("$name")
   done
-  local args=()
-  for name in "${labels[@]}"; do
-    args+=(--engine "$name=$PY:native_cuda$suffix" --engine-path "$name=/tmp/rh-ladder-site-$name-src:/tmp/rh-ladder-site-$name")
+  for feed in ${RH_LADDER_FEED:-device}; do  # "device host": both, the engines built once
+    local args=()
+    suffix=""
+    [[ $feed == device ]] && suffix="@device"
+    for name in "${labels[@]}"; do
+      args+=(--engine "$name=$PY:native_cuda$suffix" --engine-path "$name=/tmp/rh-ladder-site-$name-src:/tmp/rh-ladder-site-$name")
+    done
+    $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
+      --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
   done
-  $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
-    --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
 }
 
 # The same for the CPU engine on this machine's cores (after build or
