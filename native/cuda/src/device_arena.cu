@@ -2,6 +2,8 @@
 
 #include <nvtx3/nvToolsExtMem.h>
 
+#include <utility>
+
 namespace rh::cuda {
 
 namespace {
@@ -52,19 +54,29 @@ void* register_heap(unsigned char* storage, std::size_t bytes, const ArenaLayout
 bool DeviceArena::place(int device, const ArenaLayout& layout) {
     if (placed()) throw Failure(core::Status::invalid_state, "an arena's arrays are placed once");
     if (layout.views_.empty()) return false;
+    std::vector<ArenaLayout::View> views = layout.views_;  // (before the allocation: may throw)
     const bool allocated = storage_.reserve(device, static_cast<std::int64_t>(layout.bytes()));
-    for (const auto& view : layout.views_) view.adopt(device, storage_.data());
+    for (const auto& view : views) view.adopt(view.array, device, storage_.data() + view.offset, view.count);
+    views_ = std::move(views);
     heap_ = register_heap(storage_.data(), layout.bytes(), layout.views_.data(), layout.views_.size());
     return allocated;
 }
 
 void DeviceArena::release() noexcept {
+    const unsigned char* begin = storage_.data();
+    const unsigned char* end = begin + storage_.size();
+    for (const auto& view : views_) view.forget(view.array, begin, end);
+    free_storage();
+}
+
+void DeviceArena::free_storage() noexcept {
     // Before the storage is freed: the tool forgets the heap and its regions.
     if (heap_ != nullptr) nvtxMemHeapUnregister(arena_domain(), static_cast<nvtxMemHeapHandle_t>(heap_));
     heap_ = nullptr;
+    views_.clear();
     storage_.reset();
 }
 
-DeviceArena::~DeviceArena() { release(); }
+DeviceArena::~DeviceArena() { free_storage(); }
 
 }  // namespace rh::cuda

@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "engine_internal.cuh"
@@ -29,17 +28,32 @@ public:
         const std::size_t offset = bytes_;
         const std::size_t extent = sizeof(U) * static_cast<std::size_t>(n);
         bytes_ += (extent + kAlignment - 1) / kAlignment * kAlignment + kAlignment;  // padding, guard
-        views_.push_back({offset, extent, [&array, offset, n](int device, unsigned char* base) {
-                              array.adopt_view(device, reinterpret_cast<U*>(base + offset), n);
-                          }});
+        views_.push_back({offset, extent, n, &array, &adopt<U>, &forget<U>});
     }
     std::size_t bytes() const noexcept { return bytes_; }
-    // An array's place: its offset and exact extent in bytes, and how it
-    // becomes a view of the arena's storage.
+    // An array's place: its offset, exact extent in bytes and element count,
+    // and how it becomes a view of the arena's storage and stops being one.
     struct View {
         std::size_t offset, extent;
-        std::function<void(int, unsigned char*)> adopt;
+        std::int64_t count;
+        void* array;
+        void (*adopt)(void* array, int device, unsigned char* data, std::int64_t count);
+        void (*forget)(void* array, const unsigned char* begin, const unsigned char* end);
     };
+
+private:
+    template <class U>
+    static void adopt(void* array, int device, unsigned char* data, std::int64_t count) {
+        static_cast<DeviceArray<U>*>(array)->adopt_view(device, reinterpret_cast<U*>(data), count);
+    }
+    // Resets the array if it still views [begin, end) (an array that grew
+    // onto storage of its own keeps it).
+    template <class U>
+    static void forget(void* array, const unsigned char* begin, const unsigned char* end) {
+        auto* typed = static_cast<DeviceArray<U>*>(array);
+        const auto* data = reinterpret_cast<const unsigned char*>(typed->data());
+        if (data >= begin && data < end) typed->reset();
+    }
 
 private:
     friend class DeviceArena;
@@ -66,13 +80,17 @@ public:
     // arena was placed before: its arrays would move.
     bool place(int device, const ArenaLayout& layout);
     bool placed() const noexcept { return storage_.data() != nullptr; }
-    // Frees the storage (after the device is past every use of it: cudaFree
-    // waits) so that the arena may be placed again; the owner resets its
-    // views first (they would point at freed memory).
+    // Resets the arrays that are still its views, then frees the storage
+    // (after the device is past every use of it: cudaFree waits), so that
+    // the arena may be placed again. Its arrays must still exist: the
+    // destructor, which runs after theirs, frees the storage alone.
     void release() noexcept;
 
 private:
+    void free_storage() noexcept;
+
     DeviceArray<unsigned char> storage_;
+    std::vector<ArenaLayout::View> views_;  // the placed layout's
     void* heap_ = nullptr;  // the NVTX heap (nvtxMemHeapHandle_t) of storage_
 };
 

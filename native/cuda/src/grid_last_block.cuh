@@ -12,6 +12,8 @@
 // fixed order, so a result's bits do not depend on scheduling.
 #pragma once
 
+#include <cstddef>
+
 #include "block_barrier.cuh"
 
 namespace rh::cuda {
@@ -40,6 +42,23 @@ __device__ inline bool last_block_of_group(unsigned* counter, unsigned group_blo
 
 // A part another block wrote (from L2: an L1 line this SM read earlier may be stale).
 __device__ inline double load_part(const double* part) { return __ldcg(part); }
+
+// The largest of `count` non-negative parts other blocks wrote (parts[0],
+// parts[stride], ...; a NaN part is passed over), by the 32 threads of one
+// warp: every lane calls it, lane 0 gets the maximum. (A maximum: the same
+// value in any order.)
+__device__ inline double warp_max_of_parts(const double* parts, unsigned count, unsigned stride) {
+    double most = 0.0;
+    for (unsigned b = threadIdx.x & 31u; b < count; b += 32) {
+        const double value = load_part(parts + static_cast<std::size_t>(b) * stride);
+        most = value > most ? value : most;
+    }
+    for (int shift = 16; shift > 0; shift >>= 1) {
+        const double other = __shfl_down_sync(0xffffffffu, most, shift);
+        most = other > most ? other : most;
+    }
+    return most;
+}
 #endif
 
 }  // namespace rh::cuda

@@ -49,15 +49,7 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
     if (!last_block_of_group(scratch.counters, gridDim.x)) return;
     __shared__ double largest;
     if (threadIdx.x < 32) {
-        double most = 0.0;
-        for (unsigned b = threadIdx.x; b < column_blocks; b += 32) {
-            const double value = load_part(column_maxima + b);
-            most = value > most ? value : most;
-        }
-        for (int shift = 16; shift > 0; shift >>= 1) {
-            const double other = __shfl_down_sync(0xffffffffu, most, shift);
-            most = other > most ? other : most;
-        }
+        const double most = warp_max_of_parts(column_maxima, column_blocks, 1);
         if (threadIdx.x == 0) largest = most;
     }
     block_barrier();

@@ -33,17 +33,8 @@ __device__ void assemble_system_over_grid(const SurrogateTerms<T>& terms, const 
         scratch.values[2 * blockIdx.x + 1] = asymmetric != 0 ? 1.0 : 0.0;
     }
     if (!last_block_of_group(scratch.counters, gridDim.x) || threadIdx.x >= 32) return;
-    double most = 0.0, any_asymmetric = 0.0;
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += 32) {
-        const double value = load_part(scratch.values + 2 * b);
-        most = value > most ? value : most;
-        any_asymmetric = fmax(any_asymmetric, load_part(scratch.values + 2 * b + 1));
-    }
-    for (int shift = 16; shift > 0; shift >>= 1) {
-        const double other = __shfl_down_sync(0xffffffffu, most, shift);
-        most = other > most ? other : most;
-        any_asymmetric = fmax(any_asymmetric, __shfl_down_sync(0xffffffffu, any_asymmetric, shift));
-    }
+    const double most = warp_max_of_parts(scratch.values, gridDim.x, 2);
+    const double any_asymmetric = warp_max_of_parts(scratch.values + 1, gridDim.x, 2);  // a union of 0/1
     if (threadIdx.x == 0) write_system_flags(flags, any_asymmetric != 0.0, most);
 }
 

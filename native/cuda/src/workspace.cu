@@ -48,9 +48,7 @@ void Workspace<T>::reserve_rows(int device, std::int64_t n, std::int64_t p, std:
         // The old storage goes before the new one comes (a batch's work
         // arrays hold nothing to keep; freeing first keeps the peak at the
         // larger layout, not both): after an out-of-memory error the arena is
-        // empty and the next batch places it again.
-        for (auto* array : {&X, &y, &w, &ones, &r, &s, &c, &dz, &weighted_rows, &trial_products, &trial_residuals})
-            array->reset();
+        // empty (its arrays reset) and the next batch places it again.
         row_arena.release();
         rows_placed_ = RowLayout{};
         ones_filled_ = 0;
