@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -327,6 +327,16 @@ setup_costs() {
 # What one sum over a grid's blocks costs, by grid.sync() as the block
 # solver forms it and by a cluster's barrier and shared memory (after
 # nothing; not in "all"): $OUT/grid_sum_probe.json.
+# cuSOLVER's inverse of H as the pipeline forms it (potrf, then potrs with
+# d right-hand sides) against potrf + potri, d = 65, 91, 129, 257, both
+# dtypes (scripts/profiling/inverse_probe.cu): $OUT/inverse_probe_${GPU_TAG}.json.
+# Not in "all".
+inverse_probe() {
+  set -e
+  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/inverse_probe scripts/profiling/inverse_probe.cu -lcusolver -lcublas
+  /tmp/inverse_probe "${RH_PROBE_REPEATS:-40}" | tee "$OUT/inverse_probe_${GPU_TAG}.json"
+}
+
 grid_sum_probe() {
   set -e
   nvcc -O3 -std=c++17 -arch=sm_90 -I native/cuda/src -I native -o /tmp/grid_sum_probe scripts/profiling/grid_sum_probe.cu
