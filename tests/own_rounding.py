@@ -93,12 +93,21 @@ def noise_floor(state, objective, dtype="float64"):
     return float(np.sqrt(2 * np.finfo(dtype).eps * abs(objective) / lam))
 
 
+# Systems past the CUDA engine's small rung (d > 48: cuSOLVER's
+# factorization and inverse on the pipeline): the same checks on more
+# features (the CPU engines' tests keep SCENARIOS).
+WIDE_SCENARIOS = {
+    "wide_plain": dict(p=60, n=400),
+    "wide_weights_with_zeros": dict(p=60, n=400, weights=True),
+    "wider_plain": dict(p=130, n=800, batches=2),
+}
+
 FAST_TOL = {"float64": 1e-6, "float32": 1e-5}  # the solver default; float32 cannot resolve 1e-6 steps
 
 
 def fast_scenario(scenario, penalty, dtype, seed, tol=None):
-    options = dict(SCENARIOS[scenario])
-    batches, n, p = options.pop("batches", 3), options.pop("n", 120), 4
+    options = dict({**SCENARIOS, **WIDE_SCENARIOS}[scenario])
+    batches, n, p = options.pop("batches", 3), options.pop("n", 120), options.pop("p", 4)
     fit_intercept = options.pop("fit_intercept", True)
     data_options = {k: options.pop(k) for k in ("weights", "rank_deficient") if k in options}
     cfg = config(penalty, fit_intercept, **{"tol": tol or FAST_TOL[dtype], **options})

@@ -16,7 +16,7 @@ if importlib.util.find_spec("_renewable_huber_native_cuda") is None:  # skip onl
     pytest.skip("renewable-huber-native-cuda is not installed", allow_module_level=True)
 
 from differential import EXTERNAL_CORPUS, PROJECT_CORPUS, linear, load_cases, replay_case  # noqa: E402
-from own_rounding import SCENARIOS, check_own_rounding_stream, config  # noqa: E402
+from own_rounding import SCENARIOS, WIDE_SCENARIOS, check_own_rounding_stream, config  # noqa: E402
 
 from renewable_huber import RenewableHuberRegressor  # noqa: E402
 from renewable_huber.backends import native_cuda_backend as adapter  # noqa: E402
@@ -122,6 +122,24 @@ def test_randomized_differential_against_numpy(scenario, penalty, dtype, seed, s
     # The engine sums the weights in double: N, h and lambda agree with the
     # float32 reference's float32 sums to ~1e-7 (ALGORITHM.md, "Precision").
     check_own_rounding_stream(backend, scenario, penalty, dtype, seed, check=routes,
+                              schedule_rtol=1e-12 if dtype == "float64" else 1e-6)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("scenario", list(WIDE_SCENARIOS))
+def test_systems_past_the_small_rung_agree_with_numpy(scenario, dtype):
+    """d = 61 and 131, "none" (Newton solves a system every iteration): the
+    pipeline's Cholesky rung through cuSOLVER (factor, inverse, the step
+    from it), not the small rung the other scenarios' d = 5 takes."""
+    backend = adapter.NativeCudaBackend(dtype)
+
+    def routes(where):
+        diagnostics = backend.last_native_diagnostics
+        assert diagnostics.solver_path == "pipeline", where
+        assert diagnostics.solve_route == "cholesky" and diagnostics.cholesky_solves > 0, where
+
+    check_own_rounding_stream(backend, scenario, "none", dtype, 0, check=routes,
                               schedule_rtol=1e-12 if dtype == "float64" else 1e-6)
 
 

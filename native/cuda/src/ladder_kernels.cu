@@ -19,9 +19,19 @@ namespace {
 // value has the bits the one block of the small rung's layout gave.
 inline int inverse_blocks(std::int64_t d) { return static_cast<int>((d + kThreads - 1) / kThreads); }
 
+// Entry (i, j) of Hinv: a full matrix (LU's), or potri's upper triangle of
+// a symmetric one (the Cholesky rung's: (i, j) read at (min, max)).
+template <class T>
+__device__ inline double inverse_entry(const T* Hinv, std::int64_t d, bool upper_only, std::int64_t i,
+                                       std::int64_t j) {
+    const bool mirrored = upper_only && i > j;
+    return static_cast<double>(mirrored ? Hinv[j + i * d] : Hinv[i + j * d]);
+}
+
 template <class T>
 __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T* g, const int* info,
-                                         bool require_symmetric, T* step, SystemFlags* flags, GridScratch scratch) {
+                                         bool cholesky_inverse, T* step, SystemFlags* flags, GridScratch scratch) {
+    const bool require_symmetric = cholesky_inverse;
     const unsigned column_blocks = gridDim.x / 2;
     double* step_values = scratch.values;
     double* column_maxima = scratch.values + d;
@@ -31,7 +41,7 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
         if (j < d) {
             double column = 0.0;
             strided_loop<kWalkUnroll>(std::int64_t{0}, d, std::int64_t{1},
-                                      [&](std::int64_t i) { column += fabs(static_cast<double>(Hinv[i + j * d])); });
+                                      [&](std::int64_t i) { column += fabs(inverse_entry(Hinv, d, cholesky_inverse, i, j)); });
             largest_column = column > largest_column ? column : largest_column;
         }
         largest_column = block_max(largest_column);
@@ -41,7 +51,7 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
         if (i < d) {
             double sum = 0.0;
             strided_loop<kWalkUnroll>(std::int64_t{0}, d, std::int64_t{1}, [&](std::int64_t j) {
-                sum += static_cast<double>(Hinv[i + j * d]) * static_cast<double>(g[j]);
+                sum += inverse_entry(Hinv, d, cholesky_inverse, i, j) * static_cast<double>(g[j]);
             });
             step_values[i] = sum;
         }
@@ -144,8 +154,8 @@ __global__ void identity_kernel(std::int64_t d, T* out) {
 
 template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, SystemFlags* flags, const GridScratch& scratch) {
-    step_from_inverse_kernel<T><<<2 * inverse_blocks(d), kThreads, 0, stream>>>(d, Hinv, g, info, require_symmetric,
+                              bool cholesky_inverse, T* step, SystemFlags* flags, const GridScratch& scratch) {
+    step_from_inverse_kernel<T><<<2 * inverse_blocks(d), kThreads, 0, stream>>>(d, Hinv, g, info, cholesky_inverse,
                                                                                 step, flags, scratch);
     RH_CUDA_LAUNCHED();
 }

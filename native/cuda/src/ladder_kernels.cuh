@@ -15,12 +15,14 @@ namespace rh::cuda {
 
 // step = Hinv g when the factorization succeeded (*info == 0), the matrix is
 // symmetric where that is required, rcond = 1 / (||H||_1 ||Hinv||_1) >
-// eps * d and the step is finite; flags.step_ok says whether. Over 2
+// eps * d and the step is finite; flags.step_ok says whether.
+// `cholesky_inverse`: Hinv is potri's (the upper triangle of the inverse of
+// a symmetric H, which is required); else a full inverse (LU's). Over 2
 // ceil(d / kThreads) blocks (a thread a column, a thread a row), the last
 // one deciding.
 template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
-                              bool require_symmetric, T* step, SystemFlags* flags, const GridScratch& scratch);
+                              bool cholesky_inverse, T* step, SystemFlags* flags, const GridScratch& scratch);
 
 // The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
 // decides it (H symmetric, positive pivots, rcond > eps d, finite step).

@@ -30,8 +30,9 @@ void LinearSolver<T>::reserve_dense(cusolverDnHandle_t handle) {
     grow(inverse_, device_, d * d);
     grow(pivots_, device_, d);
     grow(info_, device_, 2);
-    const int lwork = std::max(vendor::cholesky_workspace(handle, n, factor_.data()),
-                               vendor::lu_workspace(handle, n, factor_.data()));
+    const int lwork = std::max({vendor::cholesky_workspace(handle, n, factor_.data()),
+                                vendor::cholesky_inverse_workspace(handle, n, factor_.data()),
+                                vendor::lu_workspace(handle, n, factor_.data())});
     grow(work_, device_, std::max(lwork, 1));
     work_size_ = static_cast<int>(work_.size());
     d_ = d;
@@ -57,9 +58,12 @@ void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t hand
     const int n = static_cast<int>(d);
     RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
     vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());
-    launch_identity<T>(stream, d, inverse_.data());
-    vendor::cholesky_solve(handle, n, n, factor_.data(), inverse_.data(), info_.data() + 1);
-    launch_step_from_inverse<T>(stream, d, inverse_.data(), g, info_.data(), true, step, flags, scratch);
+    // H^-1 in place of the factor (its upper triangle): potri took 0.70x-0.93x
+    // potrs with d right-hand sides in float64 for d = 65-257 on an H100
+    // (docs/benchmarks/inverse_probe_h100.json). A failed factorization's
+    // info rejects the step whatever potri leaves.
+    vendor::cholesky_inverse(handle, n, factor_.data(), work_.data(), work_size_, info_.data() + 1);
+    launch_step_from_inverse<T>(stream, d, factor_.data(), g, info_.data(), true, step, flags, scratch);
 }
 
 template <class T>

@@ -71,11 +71,22 @@ inline void cholesky(cusolverDnHandle_t h, int d, double* A, double* work, int l
 inline void cholesky(cusolverDnHandle_t h, int d, float* A, float* work, int lwork, int* info) {
     RH_CUSOLVER_CHECK(cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, d, A, d, work, lwork, info));
 }
-inline void cholesky_solve(cusolverDnHandle_t h, int d, int nrhs, const double* A, double* B, int* info) {
-    RH_CUSOLVER_CHECK(cusolverDnDpotrs(h, CUBLAS_FILL_MODE_UPPER, d, nrhs, A, d, B, d, info));
+// H^-1 from the upper Cholesky factor in place (its upper triangle).
+inline int cholesky_inverse_workspace(cusolverDnHandle_t h, int d, double* A) {
+    int lwork = 0;
+    RH_CUSOLVER_CHECK(cusolverDnDpotri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
+    return lwork;
 }
-inline void cholesky_solve(cusolverDnHandle_t h, int d, int nrhs, const float* A, float* B, int* info) {
-    RH_CUSOLVER_CHECK(cusolverDnSpotrs(h, CUBLAS_FILL_MODE_UPPER, d, nrhs, A, d, B, d, info));
+inline int cholesky_inverse_workspace(cusolverDnHandle_t h, int d, float* A) {
+    int lwork = 0;
+    RH_CUSOLVER_CHECK(cusolverDnSpotri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
+    return lwork;
+}
+inline void cholesky_inverse(cusolverDnHandle_t h, int d, double* A, double* work, int lwork, int* info) {
+    RH_CUSOLVER_CHECK(cusolverDnDpotri(h, CUBLAS_FILL_MODE_UPPER, d, A, d, work, lwork, info));
+}
+inline void cholesky_inverse(cusolverDnHandle_t h, int d, float* A, float* work, int lwork, int* info) {
+    RH_CUSOLVER_CHECK(cusolverDnSpotri(h, CUBLAS_FILL_MODE_UPPER, d, A, d, work, lwork, info));
 }
 inline int lu_workspace(cusolverDnHandle_t h, int d, double* A) {
     int lwork = 0;
