@@ -58,7 +58,7 @@ void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t hand
     const int n = static_cast<int>(d);
     RH_CUDA_CHECK(cudaMemcpyAsync(factor_.data(), H, sizeof(T) * d * d, cudaMemcpyDeviceToDevice, stream));
     vendor::cholesky(handle, n, factor_.data(), work_.data(), work_size_, info_.data());
-    // H^-1 in place of the factor (its upper triangle): potri took 0.70x-0.93x
+    // H^-1 in place of the factor (its upper triangle): potri took 0.70x-0.88x
     // potrs with d right-hand sides in float64 for d = 65-257 on an H100
     // (docs/benchmarks/inverse_probe_h100.json). A failed factorization's
     // info rejects the step whatever potri leaves.
