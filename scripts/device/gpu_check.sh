@@ -327,13 +327,15 @@ setup_costs() {
 # What one sum over a grid's blocks costs, by grid.sync() as the block
 # solver forms it and by a cluster's barrier and shared memory (after
 # nothing; not in "all"): $OUT/grid_sum_probe.json.
-# cuSOLVER's inverse of H as the pipeline forms it (potrf, then potrs with
-# d right-hand sides) against potrf + potri, d = 65, 91, 129, 257, both
-# dtypes (scripts/profiling/inverse_probe.cu): $OUT/inverse_probe_${GPU_TAG}.json.
+# cuSOLVER's inverse of H by potrf + potrs with d right-hand sides (the
+# pipeline's route before potri_inverse) against potrf + potri (its route
+# since), d = 65, 91, 129, 257, both dtypes (scripts/profiling/inverse_probe.cu):
+# $OUT/inverse_probe_${GPU_TAG}.json.
 # Not in "all".
 inverse_probe() {
   set -e
-  nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/inverse_probe scripts/profiling/inverse_probe.cu -lcusolver -lcublas
+  nvcc -O3 -std=c++17 -arch=sm_90 -I native/cuda/src -I native -o /tmp/inverse_probe scripts/profiling/inverse_probe.cu \
+    native/cuda/src/engine_internal.cu -lcusolver -lcublas
   /tmp/inverse_probe "${RH_PROBE_REPEATS:-40}" | tee "$OUT/inverse_probe_${GPU_TAG}.json"
 }
 

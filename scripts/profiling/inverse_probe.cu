@@ -1,16 +1,19 @@
-// What the pipeline's inverse of H costs with cuSOLVER, and what potri would
-// cost instead (issue 28: at wide's d = 257 potrf and potrs with d
-// right-hand sides are two thirds of an update's GPU time; the contract's
-// rcond needs H^-1's 1-norm, so the inverse itself is needed). Per d and
-// dtype, on one stream, each way timed by events over repeated calls:
+// The pipeline's inverse of H with cuSOLVER by two routes (issue 28: at
+// wide's d = 257 potrf and potrs with d right-hand sides were two thirds of
+// an update's GPU time; the contract's rcond needs H^-1's 1-norm, so the
+// inverse itself is needed). Per d and dtype, on one stream, each way timed
+// by events over repeated calls:
 //   potrf           the factorization alone (H copied into the factor first)
-//   potrf_potrs     + the identity and potrs with d right-hand sides (the pipeline's
-//                   LinearSolver::cholesky_step today)
-//   potrf_potri     + potri: the inverse from the factor in place (one triangle)
+//   potrf_potrs     + the identity and potrs with d right-hand sides (the
+//                   route before potri_inverse, 2026-12-06)
+//   potrf_potri     + potri: the inverse from the factor in place (one
+//                   triangle; LinearSolver::cholesky_step's route since)
 // and the largest difference between the two inverses' upper triangles
-// relative to the largest entry (a check that both computed the same matrix).
+// relative to the largest entry (a check that both computed the same
+// matrix). potrf and potri are the engine's own calls (vendor_calls.cuh).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o inverse_probe scripts/profiling/inverse_probe.cu -lcusolver -lcublas
+//   nvcc -O3 -std=c++17 -arch=sm_90 -I native/cuda/src -I native -o inverse_probe scripts/profiling/inverse_probe.cu \
+//     native/cuda/src/engine_internal.cu -lcusolver -lcublas
 //   ./inverse_probe [repeats, default 40]
 //
 // Prints one JSON object.
@@ -24,6 +27,8 @@
 #include <random>
 #include <vector>
 
+#include "vendor_calls.cuh"
+
 #define CHECK(call)                                                                                    \
     do {                                                                                               \
         const auto status_ = (call);                                                                   \
@@ -35,64 +40,27 @@
 
 namespace {
 
+namespace vendor = rh::cuda::vendor;
+
 template <class T>
 __global__ void identity(int d, T* out) {
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < d * d; e += gridDim.x * blockDim.x)
         out[e] = (e % d == e / d) ? T(1) : T(0);
 }
 
-template <class T>
-struct Solver;
-template <>
-struct Solver<double> {
-    static const char* name() { return "float64"; }
-    static int potrf_size(cusolverDnHandle_t h, int d, double* A) {
-        int lwork = 0;
-        CHECK(cusolverDnDpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
-        return lwork;
-    }
-    static int potri_size(cusolverDnHandle_t h, int d, double* A) {
-        int lwork = 0;
-        CHECK(cusolverDnDpotri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
-        return lwork;
-    }
-    static void potrf(cusolverDnHandle_t h, int d, double* A, double* w, int lw, int* info) {
-        CHECK(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_UPPER, d, A, d, w, lw, info));
-    }
-    static void potrs(cusolverDnHandle_t h, int d, const double* A, double* B, int* info) {
-        CHECK(cusolverDnDpotrs(h, CUBLAS_FILL_MODE_UPPER, d, d, A, d, B, d, info));
-    }
-    static void potri(cusolverDnHandle_t h, int d, double* A, double* w, int lw, int* info) {
-        CHECK(cusolverDnDpotri(h, CUBLAS_FILL_MODE_UPPER, d, A, d, w, lw, info));
-    }
-};
-template <>
-struct Solver<float> {
-    static const char* name() { return "float32"; }
-    static int potrf_size(cusolverDnHandle_t h, int d, float* A) {
-        int lwork = 0;
-        CHECK(cusolverDnSpotrf_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
-        return lwork;
-    }
-    static int potri_size(cusolverDnHandle_t h, int d, float* A) {
-        int lwork = 0;
-        CHECK(cusolverDnSpotri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, d, A, d, &lwork));
-        return lwork;
-    }
-    static void potrf(cusolverDnHandle_t h, int d, float* A, float* w, int lw, int* info) {
-        CHECK(cusolverDnSpotrf(h, CUBLAS_FILL_MODE_UPPER, d, A, d, w, lw, info));
-    }
-    static void potrs(cusolverDnHandle_t h, int d, const float* A, float* B, int* info) {
-        CHECK(cusolverDnSpotrs(h, CUBLAS_FILL_MODE_UPPER, d, d, A, d, B, d, info));
-    }
-    static void potri(cusolverDnHandle_t h, int d, float* A, float* w, int lw, int* info) {
-        CHECK(cusolverDnSpotri(h, CUBLAS_FILL_MODE_UPPER, d, A, d, w, lw, info));
-    }
-};
+// The route the engine no longer takes (its potrf and potri are vendor_calls.cuh's own).
+void cholesky_solve(cusolverDnHandle_t h, int d, const double* A, double* B, int* info) {
+    CHECK(cusolverDnDpotrs(h, CUBLAS_FILL_MODE_UPPER, d, d, A, d, B, d, info));
+}
+void cholesky_solve(cusolverDnHandle_t h, int d, const float* A, float* B, int* info) {
+    CHECK(cusolverDnSpotrs(h, CUBLAS_FILL_MODE_UPPER, d, d, A, d, B, d, info));
+}
+
+const char* dtype_name(double) { return "float64"; }
+const char* dtype_name(float) { return "float32"; }
 
 template <class T>
 void probe(cusolverDnHandle_t h, cudaStream_t stream, int d, int repeats, bool& first) {
-    using S = Solver<T>;
     std::mt19937_64 rng(d);
     std::normal_distribution<double> normal;
     std::vector<double> B(static_cast<std::size_t>(d) * d);
@@ -112,20 +80,20 @@ void probe(cusolverDnHandle_t h, cudaStream_t stream, int d, int repeats, bool& 
     CHECK(cudaMalloc(&inverse, bytes));
     CHECK(cudaMalloc(&info, 2 * sizeof(int)));
     CHECK(cudaMemcpy(source, H.data(), bytes, cudaMemcpyHostToDevice));
-    const int lwork = std::max(S::potrf_size(h, d, factor), S::potri_size(h, d, factor));
+    const int lwork = std::max(vendor::cholesky_workspace(h, d, factor), vendor::cholesky_inverse_workspace(h, d, factor));
     CHECK(cudaMalloc(&work, sizeof(T) * std::max(lwork, 1)));
     auto potrf = [&] {
         CHECK(cudaMemcpyAsync(factor, source, bytes, cudaMemcpyDeviceToDevice, stream));
-        S::potrf(h, d, factor, work, lwork, info);
+        vendor::cholesky(h, d, factor, work, lwork, info);
     };
     auto potrs = [&] {
         potrf();
         identity<T><<<(d * d + 255) / 256, 256, 0, stream>>>(d, inverse);
-        S::potrs(h, d, factor, inverse, info + 1);
+        cholesky_solve(h, d, factor, inverse, info + 1);
     };
     auto potri = [&] {
         potrf();
-        S::potri(h, d, factor, work, lwork, info + 1);
+        vendor::cholesky_inverse(h, d, factor, work, lwork, info + 1);
     };
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
@@ -164,7 +132,7 @@ void probe(cusolverDnHandle_t h, cudaStream_t stream, int d, int repeats, bool& 
     std::printf("%s\n  {\"d\": %d, \"dtype\": \"%s\", \"repeats\": %d, \"us_per_call\": {\"potrf\": %.2f, "
                 "\"potrf_potrs\": %.2f, \"potrf_potri\": %.2f}, \"inverse_difference_relative\": %.3g, "
                 "\"info\": [%d, %d]}",
-                first ? "" : ",", d, S::name(), repeats, t_potrf, t_potrs, t_potri, difference / largest, infos[0],
+                first ? "" : ",", d, dtype_name(T{}), repeats, t_potrf, t_potrs, t_potri, difference / largest, infos[0],
                 infos[1]);
     first = false;
     CHECK(cudaFree(source));
