@@ -3,109 +3,56 @@
 #include "engine_internal.cuh"
 #include "gram_tiles.cuh"
 #include "launch.cuh"
+#include "tensor_core_gram.cuh"
 
 namespace rh::cuda {
 
 namespace {
 
-// Two blocks per multiprocessor of an H100/H200 (132 of them): the kernel's
-// 98 registers a thread allow two 256-thread blocks on one, and with one
-// Nsight Compute found 12% of warps active and 6 cycles between a warp's
-// instructions (docs/profiles/h100-2e7b6f3-pending/kernel_detail_streaming.csv).
-// A fixed grid: the sums do not depend on the device.
+// Two blocks per multiprocessor of an H100/H200 (132 of them). A fixed
+// grid: the sums do not depend on the device.
 constexpr int kGramBlocks = 2 * 132;
 
-// The Gram by 4 x 4 blocks of entries a thread (the columns padded to a
-// multiple of 4: nb = ceil(d / 4) blocks a side, nb (nb + 1) / 2 block
-// pairs I <= J): per row, 4 weighted values of block I and 4 values of
-// block J from the staged tile give 16 products, 8 shared loads for 16
-// multiply-adds where an entry a thread took 2 loads for one. The block's
-// threads beyond one per pair form more groups, each over its own rows of
-// every tile (rows g, g + groups, ...); the groups' sums are added in
-// group order at the end. In the tile, column 4 J + v is kept at
-// v nb + J, so the lanes of a warp (consecutive J) read consecutive words.
-// The products are the same as the entry-a-thread pass's ((c_i z_ia) in T,
-// times z_ib, in double), their order not: the sums are fixed by the grid
-// and the group count, not by scheduling. d >= 1 (an engine has a
-// parameter at least); c is not null (every caller passes weights).
-constexpr int kBlock = 4;                                   // a thread's block of entries is kBlock x kBlock
-constexpr int kMaxSide = (static_cast<int>(kNarrowGram) + kBlock - 1) / kBlock;  // nb at d = kNarrowGram
-constexpr int kReduceBytes = kThreads * kBlock * kBlock * static_cast<int>(sizeof(double));
+// The pairs of the warps' accumulators the block adds per round of its
+// reduction (shared memory: kReducePairs x kWarps x 64 doubles, 24 KB).
+constexpr int kReducePairs = 6;
 
-template <class T>
-struct BlockedGramShared {
-    static constexpr int kStride = kMaxSide * kBlock + 1;
-    T tile[kTileRows][kStride];
-    T weight[kTileRows];
-};
-
-template <class T>
+// The Gram on the tensor cores (tensor_core_gram.cuh), nb = ceil(d / 8)
+// column blocks: warp w of the grid takes the chunks of 4 rows w, w + W, ...
+// (W warps in all), the next chunk's loads issued before this chunk's MMAs.
+// Then the block adds its warps' sums in warp order, a few pairs a round,
+// and writes the upper-triangle entries a <= b < d into its partials (the
+// entry_pair order; narrow_gram_sum_kernel adds the blocks'). d >= 1 (an
+// engine has a parameter at least); c is not null (every caller passes
+// weights).
+template <class T, int NB>
 __global__ void __launch_bounds__(kThreads) narrow_gram_kernel(std::int64_t n, std::int64_t p, bool intercept,
                                                                const T* X, const T* c, double* partials) {
-    static_assert(sizeof(BlockedGramShared<T>) <= kReduceBytes, "the tile lives in the reduction's buffer");
-    __shared__ __align__(16) unsigned char buffer[kReduceBytes];
-    auto& staged = *reinterpret_cast<BlockedGramShared<T>*>(buffer);
+    __shared__ __align__(16) double slots[kReducePairs][kWarps][64];
+    const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+    const int column_in_block = lane >> 2, row_in_chunk = lane & 3;
+    const std::int64_t chunks = (n + kMmaChunkRows - 1) / kMmaChunkRows;
+    const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * kWarps + warp;
+    const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * kWarps;
+    MmaGramSums<NB> sums;
+    MmaChunk<T, NB> next;
+    if (first < chunks)
+        next.load(n, p, intercept, X, c, first * kMmaChunkRows + row_in_chunk, column_in_block);
+    for (std::int64_t q = first; q < chunks; q += stride) {  // the same trip count on a warp's lanes
+        const MmaChunk<T, NB> chunk = next;
+        if (q + stride < chunks)
+            next.load(n, p, intercept, X, c, (q + stride) * kMmaChunkRows + row_in_chunk, column_in_block);
+        sums.add(chunk);
+    }
     const int d = static_cast<int>(p + (intercept ? 1 : 0));
-    const int nb = (d + kBlock - 1) / kBlock, pairs = nb * (nb + 1) / 2;
-    const int groups = kThreads / pairs;  // >= 1: pairs <= kMaxSide (kMaxSide + 1) / 2 = 136
-    const int q = static_cast<int>(threadIdx.x) % pairs, g = static_cast<int>(threadIdx.x) / pairs;
-    const bool computes = g < groups;
-    int I = 0, J = 0;
-    entry_pair(q, nb, I, J);
-    double sums[kBlock][kBlock] = {};
-    const std::int64_t tiles = (n + kTileRows - 1) / kTileRows;
-    // This thread's share of the next tile's rows and weights, in registers (gram_tiles.cuh).
-    using Fetch = TileFetch<T, kMaxSide * kBlock>;
-    Fetch next;
-    if (blockIdx.x < tiles) next.fetch(n, p, d, X, c, nullptr, static_cast<std::int64_t>(blockIdx.x) * kTileRows);
-    // The padded columns d .. 4 nb - 1 stay zero in every tile.
-    for (int e = threadIdx.x; e < kTileRows * (nb * kBlock - d); e += kThreads) {
-        const int k = e / (nb * kBlock - d), column = d + e % (nb * kBlock - d);
-        staged.tile[k][(column % kBlock) * nb + column / kBlock] = T(0);
-    }
-    for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        block_barrier();  // the last tile's products are done
-        Fetch::each_element(d, [&](int l, int k, int column) {
-            staged.tile[k][(column % kBlock) * nb + column / kBlock] = next.values[l];
-        });
-        if (threadIdx.x < kTileRows) staged.weight[threadIdx.x] = next.weight;
-        block_barrier();
-        if (t + gridDim.x < tiles) next.fetch(n, p, d, X, c, nullptr, (t + gridDim.x) * kTileRows);
-        if (computes) {
-            for (int k = g; k < kTileRows; k += groups) {
-                const T w = staged.weight[k];
-                double weighted[kBlock], plain[kBlock];
-#pragma unroll
-                for (int u = 0; u < kBlock; ++u) {
-                    weighted[u] = static_cast<double>(w * staged.tile[k][u * nb + I]);
-                    plain[u] = static_cast<double>(staged.tile[k][u * nb + J]);
-                }
-#pragma unroll
-                for (int u = 0; u < kBlock; ++u)
-#pragma unroll
-                    for (int v = 0; v < kBlock; ++v) sums[u][v] += weighted[u] * plain[v];
-            }
-        }
-    }
-    // The groups' sums, added in group order, for the entries a <= b < d.
-    block_barrier();  // the tile's memory becomes the reduction's
-    auto* reduced = reinterpret_cast<double*>(buffer);  // [slot][thread]: a warp's stores in consecutive words
-#pragma unroll
-    for (int u = 0; u < kBlock; ++u)
-#pragma unroll
-        for (int v = 0; v < kBlock; ++v) reduced[(u * kBlock + v) * kThreads + threadIdx.x] = sums[u][v];
-    block_barrier();
-    const int entries = d * (d + 1) / 2;
-    for (int e = threadIdx.x; e < entries; e += kThreads) {
-        int a, b;
-        entry_pair(e, d, a, b);
-        const int A = a / kBlock, B = b / kBlock;
-        const int pair = A * nb - A * (A - 1) / 2 + (B - A);  // entry_pair's order over the blocks
-        const int slot = (a % kBlock) * kBlock + b % kBlock;
-        double total = 0.0;
-        for (int group = 0; group < groups; ++group) total += reduced[slot * kThreads + group * pairs + pair];
-        partials[static_cast<std::int64_t>(blockIdx.x) * entries + e] = total;
-    }
+    double* mine = partials + static_cast<std::int64_t>(blockIdx.x) * (static_cast<std::int64_t>(d) * (d + 1) / 2);
+    add_gram_over_warps<NB, kReducePairs>(sums, d, slots, [&](std::int64_t e, double total) { mine[e] = total; });
+}
+
+template <class T, int NB>
+void launch_gram_blocks(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c,
+                        double* partials) {
+    narrow_gram_kernel<T, NB><<<kGramBlocks, kThreads, 0, stream>>>(n, p, intercept, X, c, partials);
 }
 
 // Each entry's total by one warp over the blocks' partials
@@ -135,7 +82,17 @@ template <class T>
 void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c,
                         double* partials, T* G) {
     const int d = static_cast<int>(p + (intercept ? 1 : 0));
-    narrow_gram_kernel<T><<<kGramBlocks, kThreads, 0, stream>>>(n, p, intercept, X, c, partials);
+    static_assert(kNarrowGram <= 8 * kMmaSide, "the column blocks the launch below dispatches");
+    switch ((d + kMmaSide - 1) / kMmaSide) {
+        case 1: launch_gram_blocks<T, 1>(stream, n, p, intercept, X, c, partials); break;
+        case 2: launch_gram_blocks<T, 2>(stream, n, p, intercept, X, c, partials); break;
+        case 3: launch_gram_blocks<T, 3>(stream, n, p, intercept, X, c, partials); break;
+        case 4: launch_gram_blocks<T, 4>(stream, n, p, intercept, X, c, partials); break;
+        case 5: launch_gram_blocks<T, 5>(stream, n, p, intercept, X, c, partials); break;
+        case 6: launch_gram_blocks<T, 6>(stream, n, p, intercept, X, c, partials); break;
+        case 7: launch_gram_blocks<T, 7>(stream, n, p, intercept, X, c, partials); break;
+        default: launch_gram_blocks<T, 8>(stream, n, p, intercept, X, c, partials); break;
+    }
     RH_CUDA_LAUNCHED();
     const int entries = d * (d + 1) / 2;
     narrow_gram_sum_kernel<T><<<(entries + kSumEntries - 1) / kSumEntries, kSumThreads, 0, stream>>>(

@@ -1,7 +1,8 @@
 // The weighted Gram G = Z' diag(c) Z of a tall, narrow batch (d <= kNarrowGram)
-// without a weighted copy of the rows: each block accumulates, over its
-// tiles of rows staged in shared memory, the upper triangle in double (a
-// 4 x 4 block of entries a thread, gram_kernels.cu), and a second kernel adds the blocks' partial
+// without a weighted copy of the rows: each warp accumulates, over its
+// chunks of 4 rows read straight from X and c, the 8 x 8 blocks I <= J of
+// the upper triangle on the FP64 tensor cores (tensor_core_gram.cuh); each
+// block adds its warps' sums, and a second kernel adds the blocks' partial
 // Grams in block order into G (column-major, upper triangle, the layout
 // SYRK gives). cuBLAS's SYRK tiles the d x d output and leaves most of the
 // GPU idle on such shapes (a 65,536 x 33 float32 Gram took 5.3 ms).
