@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "block_barrier.cuh"
+#include "gram_tiles.cuh"
 #include "launch.cuh"
 
 namespace rh::cuda {
@@ -81,18 +82,6 @@ struct MmaGramSums {
     }
 };
 
-// Pair q's blocks (I, J) (the accumulators' order).
-__device__ inline void mma_pair_blocks(int q, int nb, int& I, int& J) {
-    I = 0;
-    int row_length = nb;
-    while (q >= row_length) {
-        q -= row_length;
-        ++I;
-        --row_length;
-    }
-    J = I + q;
-}
-
 // The entry (a, b) that value v (0 or 1) of lane l holds in pair (I, J).
 __device__ inline void mma_entry(int I, int J, int lane, int v, int& a, int& b) {
     a = I * kMmaSide + (lane >> 2);
@@ -143,7 +132,7 @@ __device__ inline void add_gram_over_warps(const MmaGramSums<NB>& sums, int d, d
                                            PutEntry&& put_entry) {
     add_over_warps<mma_pairs(NB), Rounds>(sums.d, slots, [&](int q, int lane, int v, auto&& total) {
         int I, J, a, b;
-        mma_pair_blocks(q, NB, I, J);
+        entry_pair(q, NB, I, J);  // the pairs I <= J in the same row-major order as the entries
         mma_entry(I, J, lane, v, a, b);
         if (a <= b && b < d) put_entry(upper_entry(a, b, d), total());  // not below a diagonal block's diagonal, nor padding
     });
