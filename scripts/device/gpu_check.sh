@@ -155,8 +155,15 @@ for dtype in ("float64", "float32"):
         X[:, 2] = X[:, 1]
         RenewableHuberRegressor(backend="native_cuda", dtype=dtype, ridge=0.0, tau=100.0).fit(X, y)
         m.predict(X); m.state_
-        # The pipeline past the small rung (cuSOLVER and the step from H^-1), its multi-block d-sized kernels.
+        # The pipeline: its narrow row passes (d <= 64: the tensor-core Gram), then past the small rung
+        # (cuSOLVER and the step from H^-1), its multi-block d-sized kernels.
         os.environ["RH_CUDA_SOLVER"] = "pipeline"
+        narrow = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for s in range(0, 600, 200):
+                narrow.partial_fit(X[s:s+200], y[s:s+200])
+        del narrow
         W = rng.normal(size=(400, 69)).astype(dtype); v = (W @ rng.normal(size=69) + rng.standard_t(3, size=400)).astype(dtype)
         wide = RenewableHuberRegressor(backend="native_cuda", dtype=dtype, penalty=penalty)
         with warnings.catch_warnings():
@@ -492,7 +499,9 @@ bits() {
 # (RH_LADDER_FEED=host: host-fed; "device host": both), RH_LADDER_CLASSES (default the four);
 # RH_LADDER_BASE (default HEAD): the commit whose tree and whose pending
 # patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
-# RH_PENDING naming them):
+# RH_PENDING naming them); RH_LADDER_CONTROL=1 runs main's engine twice (a
+# second label, its own processes: the two must read 1.00x in a lease quiet
+# enough to quote):
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
 LADDER_TREE=/tmp/rh-ladder
 ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
@@ -519,6 +528,8 @@ ladder() {
     for name in "${labels[@]}"; do
       args+=(--engine "$name=$PY:native_cuda$suffix" --engine-path "$name=/tmp/rh-ladder-site-$name-src:/tmp/rh-ladder-site-$name")
     done
+    [[ ${RH_LADDER_CONTROL:-0} == 1 ]] && args+=(--engine "main_again=$PY:native_cuda$suffix"
+      --engine-path "main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main")
     $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
       --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
   done
