@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -532,6 +532,27 @@ ladder() {
       --engine-path "main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main")
     $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
       --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
+  done
+}
+
+# The CUPTI profile (profile_cuda_update.py, as `profile` without ncu) of
+# engines the ladder built, in the same lease (after ladder): the labels in
+# RH_LADDER_PROFILE (default main and the whole order's last prefix), the
+# cases in RH_PROFILE_SPECS (default streaming float64 none device):
+# $OUT/profile_<label>/<class>_<dtype>_<penalty>_<input>.json. Not in "all".
+ladder_profile() {
+  set -e
+  local names=(${RH_PENDING:-$PENDING_ORDER}) label spec specs
+  local labels=(${RH_LADDER_PROFILE:-main ${names[-1]}})
+  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
+  for label in "${labels[@]}"; do
+    mkdir -p "$OUT/profile_$label"
+    for spec in "${specs[@]}"; do
+      set -- $spec
+      PYTHONPATH="/tmp/rh-ladder-site-$label-src:/tmp/rh-ladder-site-$label:$PYTHONPATH" \
+        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
+        --out "$OUT/profile_$label/$1_$2_$3_$4.json" | head -1
+    done
   done
 }
 
