@@ -286,9 +286,11 @@ PENDING_ORDER="fused_score_gram block_mma_gram pivot_reciprocal staged_eliminati
 apply_pending() {
   set -e
   local name
-  for name in ${RH_PENDING:-$PENDING_ORDER}; do
-    git apply -C1 "scripts/device/pending/$name.patch"
-    echo "applied $name"
+  for name in ${RH_PENDING:-$PENDING_ORDER}; do  # "a+b": a, then b (ladder's one rung)
+    for part in ${name//+/ }; do
+      git apply -C1 "scripts/device/pending/$part.patch"
+      echo "applied $part"
+    done
   done
   git diff --stat | tail -1
 }
@@ -499,7 +501,7 @@ bits() {
 # (RH_LADDER_FEED=host: host-fed; "device host": both), RH_LADDER_CLASSES (default the four);
 # RH_LADDER_BASE (default HEAD): the commit whose tree and whose pending
 # patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
-# RH_PENDING naming them); RH_LADDER_CONTROL=1 runs main's engine twice (a
+# RH_PENDING naming them; "a+b" in it is one rung with both, labelled b); RH_LADDER_CONTROL=1 runs main's engine twice (a
 # second label, its own processes: the two must read 1.00x in a lease quiet
 # enough to quote):
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
@@ -516,8 +518,12 @@ ladder() {
   git worktree add --detach "$LADDER_TREE" "$base"
   local labels=(main)
   start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
-  for name in ${RH_PENDING:-$PENDING_ORDER}; do
-    git show "$base:scripts/device/pending/$name.patch" | (cd "$LADDER_TREE" && git apply -C1)
+  for name in ${RH_PENDING:-$PENDING_ORDER}; do  # "a+b": one rung with both patches, labelled b
+    local part
+    for part in ${name//+/ }; do
+      git show "$base:scripts/device/pending/$part.patch" | (cd "$LADDER_TREE" && git apply -C1)
+    done
+    name=${name##*+}
     start=$SECONDS; ladder_engine "$name"; echo "built +$name in $((SECONDS - start)) s"
     labels+=("$name")
   done
@@ -543,7 +549,7 @@ ladder() {
 ladder_profile() {
   set -e
   local names=(${RH_PENDING:-$PENDING_ORDER}) label spec specs
-  local labels=(${RH_LADDER_PROFILE:-main ${names[-1]}})
+  local labels=(${RH_LADDER_PROFILE:-main ${names[-1]##*+}})
   IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
   for label in "${labels[@]}"; do
     mkdir -p "$OUT/profile_$label"
