@@ -1,8 +1,10 @@
 """scripts/device/gpu_check.sh, the GPU machine's one script, checked here
 where it cannot run: the pending patches it applies must apply to this tree
-in PENDING_ORDER, and `ab_builds` must pair this tree's engine with every
-commit RH_BASELINE_REVISION names (its git, wheel and benchmark calls
-stubbed, the commands it would run compared)."""
+in PENDING_ORDER, `ab_builds` must pair this tree's engine with every
+commit RH_BASELINE_REVISION names, and `ladder` must build main and each
+rung of RH_PENDING ("a+b": one rung) and pair them, with main's control
+when asked (their git, wheel and benchmark calls stubbed, the commands
+they would run compared)."""
 
 from __future__ import annotations
 
@@ -163,3 +165,50 @@ RH_DETAIL_KERNELS="narrow_gram_kernel" kernel_detail
     assert '--kernel-name regex:narrow_gram_kernel' in line
     assert "--section WarpStateStats" in line and "--page details" in line
     assert "profile_cuda_update.py --tool none --streams 1 --class streaming" in line
+
+
+def ladder_commands(tmp_path: Path, settings: str) -> list[str]:
+    """The calls `ladder` makes: git, the wheel builds, the copies and the benchmark stubbed."""
+    text = SCRIPT.read_text()
+    start, end = text.index("BASELINE_TREE="), text.index("# The CUPTI profile (profile_cuda_update.py, as `profile`")
+    functions = tmp_path / "ladder_functions.sh"
+    functions.write_text(text[start:end])
+    tree = tmp_path / "ladder-tree"
+    tree.mkdir()
+    driver = tmp_path / "driver.sh"
+    driver.write_text(f"""
+source {functions}
+engine_into_folder() {{ echo "build $1 $2 $3"; }}
+git() {{ echo "git $*" >> {tmp_path / "git.log"}; }}  # git show's line goes down the pipe to git apply
+cp() {{ :; }}
+rm() {{ :; }}
+bench() {{ echo "bench $*"; }}
+LADDER_TREE={tree}
+PY=bench OUT=/out GPU_TAG=h200 PENDING_ORDER="a b c"
+{settings} ladder
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return (tmp_path / "git.log").read_text().splitlines() + run.stdout.splitlines()
+
+
+def test_ladder_builds_each_prefix_and_pairs_them_after_main(tmp_path):
+    lines = ladder_commands(tmp_path, "")
+    shown = [line.split(":")[-1] for line in lines if line.startswith("git show HEAD:")]
+    assert shown == ["scripts/device/pending/a.patch", "scripts/device/pending/b.patch", "scripts/device/pending/c.patch"]
+    builds = [line.split()[-1] for line in lines if line.startswith("build ")]
+    assert builds == [f"/tmp/rh-ladder-site-{label}" for label in ("main", "a", "b", "c")]
+    (run,) = [line for line in lines if line.startswith("bench ")]
+    assert re.findall(r"--engine (\S+?)=", run) == ["main", "a", "b", "c"]  # main first: the ratios' reference
+
+
+def test_ladder_rungs_of_several_patches_and_the_control(tmp_path):
+    lines = ladder_commands(tmp_path, 'RH_PENDING="a+b c" RH_LADDER_CONTROL=1 RH_LADDER_BASE=session-main')
+    shown = [line.split()[-1] for line in lines if line.startswith("git show ")]
+    assert shown == ["session-main:scripts/device/pending/a.patch", "session-main:scripts/device/pending/b.patch",
+                     "session-main:scripts/device/pending/c.patch"]
+    builds = [line.split()[-1] for line in lines if line.startswith("build ")]
+    assert builds == ["/tmp/rh-ladder-site-main", "/tmp/rh-ladder-site-b", "/tmp/rh-ladder-site-c"]  # a+b: one rung
+    (run,) = [line for line in lines if line.startswith("bench ")]
+    assert re.findall(r"--engine (\S+?)=", run) == ["main", "b", "c", "main_again"]
+    assert "--engine-path main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main" in run
