@@ -285,7 +285,7 @@ PENDING_ORDER="fused_score_gram block_mma_gram pivot_reciprocal staged_eliminati
 # PENDING_ORDER, in the order they apply together). Run it before build.
 apply_pending() {
   set -e
-  local name
+  local name part
   for name in ${RH_PENDING:-$PENDING_ORDER}; do  # "a+b": a, then b (ladder's one rung)
     for part in ${name//+/ }; do
       git apply -C1 "scripts/device/pending/$part.patch"
@@ -501,9 +501,9 @@ bits() {
 # (RH_LADDER_FEED=host: host-fed; "device host": both), RH_LADDER_CLASSES (default the four);
 # RH_LADDER_BASE (default HEAD): the commit whose tree and whose pending
 # patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
-# RH_PENDING naming them; "a+b" in it is one rung with both, labelled b); RH_LADDER_CONTROL=1 runs main's engine twice (a
-# second label, its own processes: the two must read 1.00x in a lease quiet
-# enough to quote):
+# RH_PENDING naming them; "a+b" in it is one rung with both, labelled b);
+# RH_LADDER_CONTROL=1 runs main's engine twice (a second label, its own
+# processes: the two must read 1.00x in a lease quiet enough to quote):
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
 LADDER_TREE=/tmp/rh-ladder
 ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
@@ -512,14 +512,13 @@ ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
 }
 ladder() {
   set -e
-  local feed suffix name start base=${RH_LADDER_BASE:-HEAD}
+  local feed suffix name part start base=${RH_LADDER_BASE:-HEAD}
   rm -rf "$LADDER_TREE" /tmp/rh-ladder-site-*
   git worktree prune
   git worktree add --detach "$LADDER_TREE" "$base"
   local labels=(main)
   start=$SECONDS; ladder_engine main; echo "built main in $((SECONDS - start)) s"
   for name in ${RH_PENDING:-$PENDING_ORDER}; do  # "a+b": one rung with both patches, labelled b
-    local part
     for part in ${name//+/ }; do
       git show "$base:scripts/device/pending/$part.patch" | (cd "$LADDER_TREE" && git apply -C1)
     done
