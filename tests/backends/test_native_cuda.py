@@ -185,6 +185,50 @@ def test_negative_weights_are_refused():
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("solver, weighted, name", [
+    ("block", False, "X"), ("block", False, "y"),  # checked in the block solver's launch
+    ("block", True, "X"), ("block", True, "y"), ("block", True, "sample_weight"),  # check_batch_values
+    ("pipeline", True, "y"), ("pipeline", True, "sample_weight"),
+    ("pipeline", False, "X"), ("pipeline", False, "y"),  # the deferred check, judged at the first wait
+])
+def test_the_engine_refuses_bad_values_on_every_route(solver, weighted, name, batched, dtype, monkeypatch):
+    # Through the backend, which hands X's, y's and the weights' values to the
+    # engine unread (the estimator's own validation would refuse them before
+    # it): each of the engine's three checks names the argument, and the state
+    # stays as it was, also when the bad slice is the second of update_batches.
+    monkeypatch.setenv("RH_CUDA_SOLVER", solver)
+    rows, features = 512, 4
+    X, y = linear(2 * rows, features, dtype=dtype)
+    w = np.linspace(0.5, 1.5, 2 * rows).astype(dtype) if weighted else None
+    backend = adapter.NativeCudaBackend(dtype)
+    cfg = config("none")
+    state, _ = backend.update(RenewableHuberState.empty(features, True), X[:rows], y[:rows],
+                              None if w is None else w[:rows], cfg)
+    assert backend.last_native_diagnostics.solver_path == solver
+    before = backend.to_host_state(state)
+    bad = {"X": X.copy(), "y": y.copy(), "sample_weight": None if w is None else w.copy()}
+    row = rows + 5 if batched else 5
+    if name == "X":
+        bad["X"][row, 2] = np.inf
+    else:
+        bad[name][row] = np.nan
+    with pytest.raises(ValidationError, match=f"{name} must not contain NaN or infinite values"):
+        if batched:
+            backend.update_batches(state, bad["X"], bad["y"], bad["sample_weight"], cfg, rows)
+        else:
+            backend.update(state, bad["X"][:rows], bad["y"][:rows],
+                           None if w is None else bad["sample_weight"][:rows], cfg)
+    after = backend.to_host_state(state)
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    np.testing.assert_array_equal(after.information, before.information)
+    assert (after.batch_count, after.n_samples_seen) == (before.batch_count, before.n_samples_seen)
+    state, _ = backend.update(state, X[rows:], y[rows:], None if w is None else w[rows:], cfg)  # still usable
+    assert backend.to_host_state(state).batch_count == 2
+
+
+@gpu
 @pytest.mark.parametrize("penalty", ["none", "l1"])
 def test_steady_state_allocates_nothing_on_the_device(penalty):
     backend = adapter.NativeCudaBackend("float64")
