@@ -93,6 +93,11 @@ def replay_case(
     stop up to ~1e-4 apart there (measured: integer_weights_f32_intercept on
     the H200, Newton step 9e-5 left at the CUDA stop, 3e-7 at NumPy's), within
     the case's coefficient tolerance, and h ~ 0.06 turns that into 2e-3 of J.
+    And a batch's objective may differ by what the carried state's observed
+    difference moves the batch's minimum by (objective_allowed: a state
+    within NF of the reference's moves the next F at first order; measured:
+    many_small_batches_f64 batch 2 on the H100's pipeline, 7.4e-9 of 2.03,
+    with the five patches of 2026-12-07 applied, which round batch 1 otherwise).
 
     ``device`` overrides the backend's default device ("cpu" for the torch and
     tensorflow backends on the CPU). ``model``, called with the case's
@@ -100,7 +105,7 @@ def replay_case(
     here (``partial_fit``, ``state_``, ``diagnostics_``, ``predict`` returning
     host values): a backend driven without the estimator.
     """
-    from own_rounding import assert_close_entrywise, information_allowed
+    from own_rounding import assert_close_entrywise, information_allowed, objective_allowed
 
 
     default_device = "cuda" if BACKEND_SPECS[backend].runs_on == "cuda" else "cpu"
@@ -111,6 +116,7 @@ def replay_case(
     floor_allowed = own_rounding and dtype == np.float64 and config["penalty"] == "none"
     model = RenewableHuberRegressor(**config) if model is None else model(config)
     ramp, floor = 0.0, 0.0
+    previous_actual = previous_expected = None
     assert len(case["batches"]) == len(case["expected"]["states"]), (
         f"{case['id']}: {len(case['batches'])} batches but {len(case['expected']['states'])} expected states"
     )
@@ -146,7 +152,12 @@ def replay_case(
                                f"{where}: information")
         np.testing.assert_allclose(diagnostics.bandwidth, expected_diagnostics["bandwidth"], rtol=schedule_rtol)
         np.testing.assert_allclose(diagnostics.lambda_value, expected_diagnostics["lambda_value"], rtol=schedule_rtol)
-        _assert_close(diagnostics.objective, expected_diagnostics["objective"], rtol, atol, f"{where}: objective")
+        objective_atol = atol
+        if own_rounding:
+            objective_atol = atol + objective_allowed(previous_actual, previous_expected, expected)
+            previous_actual, previous_expected = state, expected
+        _assert_close(diagnostics.objective, expected_diagnostics["objective"], rtol, objective_atol,
+                      f"{where}: objective")
         if "used_regularized_fallback" in expected_diagnostics:
             assert diagnostics.used_regularized_fallback == expected_diagnostics["used_regularized_fallback"], where
             assert _route_kind(diagnostics.solve_route) == _route_kind(expected_diagnostics["solve_route"]), where

@@ -77,6 +77,31 @@ def information_allowed(X, y, w, reference_state, fast_state, cfg, h):
     return (np.abs(Z) * (w * dkappa)[:, None]).T @ np.abs(Z)
 
 
+def objective_allowed(previous_actual, previous_expected, expected):
+    """What the state an engine carried into a batch moves that batch's
+    minimum F by, where it differs from the reference's (within the noise
+    floor a float64 "none" case allows: NF can reach 1e-7, and F at the next
+    minimum follows theta_prev to first order). By the envelope theorem, with
+    D = theta* - theta_prev, dF*/dtheta_prev = -J_prev D / N and dF*/dJ_prev =
+    D D' / (2 N); the bound adds the second-order term of theta_prev's move
+    through J_prev. The l1 history term (c D's) is left out: an l1 case has no
+    floor, so its carried coefficients differ by the case's tolerance at most.
+    The states are dicts of the golden corpus's keys or RenewableHuberStates;
+    the first batch (no previous state) has 0."""
+    if previous_actual is None:
+        return 0.0
+    def read(state, key):
+        return np.asarray(state[key] if isinstance(state, dict) else getattr(state, key), dtype=np.float64)
+    J = read(previous_expected, "information")
+    D = read(expected, "coefficients") - read(previous_expected, "coefficients")
+    moved = read(previous_actual, "coefficients") - read(previous_expected, "coefficients")
+    dJ = np.abs(read(previous_actual, "information") - J)
+    n = float(read(expected, "weight_sum"))
+    first = np.linalg.norm(J @ D) * np.linalg.norm(moved) + 0.5 * np.abs(D) @ dJ @ np.abs(D)
+    second = 0.5 * np.linalg.norm(J, 2) * float(moved @ moved)
+    return (first + second) / n
+
+
 def assert_close_entrywise(actual, desired, rtol, atol, where):
     """assert_allclose with an array-valued atol."""
     actual, desired = np.asarray(actual, dtype=np.float64), np.asarray(desired, dtype=np.float64)
