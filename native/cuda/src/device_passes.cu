@@ -63,6 +63,21 @@ void DevicePasses<T>::score(bool curvature) {
 }
 
 template <class T>
+ScoreSums DevicePasses<T>::direction_scores() {
+    if (d() > kNarrowGram) {
+        score(true);
+        score_products();
+        return {ws.partials.data(), blocks()};
+    }
+    const PassInputs* inputs = ws.inputs.data();
+    const ResidualAdvance<T> advance{ws.dz.data(), &inputs->t, ws.trial_residuals.data(), &inputs->trial};
+    launch_narrow_score_gram<T>(stream, batch.rows, p(), terms.intercept, batch.X, advance, batch.w, tau, h,
+                                ws.r.data(), ws.gram_partials.data(), ws.G.data(), ws.product.data(),
+                                ws.partials.data());
+    return {ws.partials.data(), 1};
+}
+
+template <class T>
 void DevicePasses<T>::score_products() {
     vendor::transposed_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.s.data(),
                              ws.product.data());

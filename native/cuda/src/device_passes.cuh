@@ -50,6 +50,13 @@ private:
     PinnedArray<unsigned char> bytes_;
 };
 
+// Where a scoring pass left the intercept's sum of s: `count` partial sums
+// from `partials` on (launch_newton_system and launch_gradient add them).
+struct ScoreSums {
+    const double* partials;
+    int count;
+};
+
 template <class T>
 struct DevicePasses {
     cudaStream_t stream;
@@ -97,6 +104,12 @@ struct DevicePasses {
     void score(bool curvature);
     // ws.product = X' s.
     void score_products();
+    // A Newton direction's row work: score(true) and score_products(), in
+    // one pass over the rows up to kNarrowGram parameters
+    // (launch_narrow_score_gram: the same G and moved r; s and c formed
+    // row by row, not stored; X' s summed in double). Returns where the
+    // intercept's sum of s is.
+    ScoreSums direction_scores();
     // G = Z' diag(weights) Z (upper triangle, column-major): the narrow
     // kernel up to kNarrowGram parameters, GEMM of the weighted rows beyond.
     void weighted_gram(const T* weights, T* G);

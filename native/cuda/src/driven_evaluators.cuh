@@ -125,10 +125,9 @@ private:
     // then search_launches(): one graph when cuda_graphs is on.
     void direction_launches() {
         launch_through(graph_, P.stream, [&] {
-            P.score(true);
-            P.score_products();
-            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), P.ws.partials.data(),
-                                    P.blocks(), P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system(),
+            const ScoreSums sums = P.direction_scores();
+            launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), sums.partials,
+                                    sums.count, P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system(),
                                     P.ws.grid_scratch());
             search_launches();
         });

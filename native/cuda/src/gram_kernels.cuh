@@ -12,15 +12,30 @@
 
 #include <cstdint>
 
+#include "huber_kernels.cuh"
+
 namespace rh::cuda {
 
 inline constexpr std::int64_t kNarrowGram = 64;
 
-// Doubles of partial Grams the kernels need for d parameters.
+// Doubles of partial sums the kernels below need for d parameters (a
+// block's Gram entries and its Z' s).
 std::int64_t narrow_gram_partials(std::int64_t d);
 
 template <class T>
 void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X, const T* c,
                         double* partials, T* G);
+
+// A Newton direction's row work for d <= kNarrowGram in one read of the
+// batch: the residual moved as launch_score_rows moves it (written back to
+// r), s = w score(r) and c = w kappa(r) of each row (neither stored), the
+// Gram G = Z' diag(c) Z as launch_narrow_gram forms it (the same bits), and
+// Z' s: X' s into gx (p entries, summed in double) and the intercept's sum
+// of s into *score_sum (zero without an intercept). tau and h as
+// launch_score_rows takes them.
+template <class T>
+void launch_narrow_score_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,
+                              const ResidualAdvance<T>& advance, const T* w, T tau, T h, T* r, double* partials, T* G,
+                              T* gx, double* score_sum);
 
 }  // namespace rh::cuda

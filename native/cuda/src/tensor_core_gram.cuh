@@ -82,6 +82,23 @@ struct MmaGramSums {
     }
 };
 
+// Z' s of a warp's chunks on the tensor cores too: per column block I,
+// D_I += A_I B with A_I = z' (the chunk's unweighted columns of block I,
+// the values a lane holds as B_I above) and B = s in column 0 (lanes 0-3
+// hold the chunk's four scores, the others zero). Entry 8 I + m of Z' s is
+// value 0 of lane 4 m in D_I.
+template <int NB>
+struct MmaScoreSums {
+    double d[NB][2] = {};
+
+    template <class T>
+    __device__ void add(const MmaChunk<T, NB>& chunk, T score, int lane) {
+        const double b = (lane >> 2) == 0 ? static_cast<double>(score) : 0.0;
+#pragma unroll
+        for (int I = 0; I < NB; ++I) dmma_8x8x4(d[I][0], d[I][1], static_cast<double>(chunk.z[I]), b);
+    }
+};
+
 // The entry (a, b) that value v (0 or 1) of lane l holds in pair (I, J).
 __device__ inline void mma_entry(int I, int J, int lane, int v, int& a, int& b) {
     a = I * kMmaSide + (lane >> 2);
@@ -135,6 +152,16 @@ __device__ inline void add_gram_over_warps(const MmaGramSums<NB>& sums, int d, d
         entry_pair(q, NB, I, J);  // the pairs I <= J in the same row-major order as the entries
         mma_entry(I, J, lane, v, a, b);
         if (a <= b && b < d) put_entry(upper_entry(a, b, d), total());  // not below a diagonal block's diagonal, nor padding
+    });
+}
+
+// A block's Z' s entries (j < d) from its warps' sums: put_column(j, total).
+template <int NB, int Rounds, class PutColumn>
+__device__ inline void add_scores_over_warps(const MmaScoreSums<NB>& sums, int d, double (*slots)[kWarps][64],
+                                             PutColumn&& put_column) {
+    add_over_warps<NB, Rounds>(sums.d, slots, [&](int I, int lane, int v, auto&& total) {
+        const int j = I * kMmaSide + (lane >> 2);
+        if ((lane & 3) == 0 && v == 0 && j < d) put_column(j, total());
     });
 }
 
