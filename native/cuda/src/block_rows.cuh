@@ -14,10 +14,10 @@
 #include "block_barrier.cuh"
 #include "block_solver.cuh"
 #include "core/huber.hpp"
-#include "gram_tiles.cuh"
 #include "launch.cuh"
 #include "objective_device.cuh"
 #include "phase_clocks.cuh"
+#include "tensor_core_gram.cuh"
 
 namespace rh::cuda {
 
@@ -25,6 +25,11 @@ namespace rh::cuda {
 // the curvature w kappa(r) (the Newton system, the batch's information), or
 // w score(r)^2 (the meat, amendment 0003: meat_weights_kernel's formula).
 enum class GramWeights { none, rows, curvature, meat };
+
+// The pairs of the warps' sums a block adds per round (tensor_core_gram.cuh's
+// add_over_warps): 6 x kWarps x 64 doubles, 24 KB of static shared memory
+// (a Gram of d <= 24 and its Z' s in one round each).
+inline constexpr int kBlockReducePairs = 6;
 
 // The wide kernel's Cholesky arrays (block_solver.cu's block_dynamic_bytes).
 extern __shared__ __align__(16) unsigned char block_dynamic_shared[];
@@ -117,6 +122,69 @@ struct BlockRows {
         return warp_sum_over_blocks(sums, per_block(), 0, gridDim.x);  // every warp alike
     }
 
+    // This block's partials of Z' s (mine[1 + j]) and, when `weights` is
+    // not null, of the Gram (mine[1 + d + e]), on the tensor cores
+    // (tensor_core_gram.cuh): warp w takes chunk w (rows 4 w .. 4 w + 3) of
+    // each of the block's tiles (for_each_row_of_tiles' tiles of the whole
+    // block, whose scores and weights the block barrier after score_rows
+    // published), so a small batch's tile a block keeps all eight warps
+    // busy; the next chunk's loads are issued before this chunk's MMAs; then
+    // the warps' sums are added in warp order. nb = ceil(d / 8) column blocks.
+    __device__ void score_pass_sums(const T* weights, double* mine) {
+        __shared__ __align__(16) double slots[kBlockReducePairs][kWarps][64];  // one array for every nb
+        const int nb = static_cast<int>((problem.d + kMmaSide - 1) / kMmaSide);
+        static_assert(Widest % kMmaSide == 0 && Widest / kMmaSide <= 8, "the column blocks dispatched below");
+        switch (nb) {
+            case 1: score_pass_sums_of<1>(weights, mine, slots); break;
+            case 2: score_pass_sums_of<2>(weights, mine, slots); break;
+            case 3: score_pass_sums_of<3>(weights, mine, slots); break;
+            case 4: score_pass_sums_of<4>(weights, mine, slots); break;
+            default:
+                if constexpr (Widest / kMmaSide > 4) {
+                    switch (nb) {
+                        case 5: score_pass_sums_of<5>(weights, mine, slots); break;
+                        case 6: score_pass_sums_of<6>(weights, mine, slots); break;
+                        case 7: score_pass_sums_of<7>(weights, mine, slots); break;
+                        default: score_pass_sums_of<8>(weights, mine, slots); break;
+                    }
+                }
+                break;
+        }
+    }
+
+    template <int NB>
+    __device__ __noinline__ void score_pass_sums_of(const T* weights, double* mine, double (*slots)[kWarps][64]) {
+        static_assert(kTileRows == kMmaChunkRows * kWarps, "a tile is a chunk a warp");
+        const BlockProblem<T>& P = problem;
+        const int d = static_cast<int>(P.d);
+        const int lane = static_cast<int>(threadIdx.x) & 31, warp = static_cast<int>(threadIdx.x) >> 5;
+        const int column_in_block = lane >> 2, row_in_chunk = lane & 3;
+        const std::int64_t tiles = (P.rows + kTileRows - 1) / kTileRows;
+        const std::int64_t chunk_row = static_cast<std::int64_t>(warp) * kMmaChunkRows + row_in_chunk;
+        MmaGramSums<NB> gram;
+        MmaScoreSums<NB> scores;
+        MmaChunk<T, NB> next;
+        T next_score = T(0);
+        auto load = [&](std::int64_t t) {
+            const std::int64_t i = t * kTileRows + chunk_row;
+            next.load(P.rows, P.p, P.intercept, P.X, weights, i, column_in_block);
+            next_score = i < P.rows ? P.s[i] : T(0);
+        };
+        if (blockIdx.x < tiles) load(blockIdx.x);
+        for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {  // the same trip count on a warp's lanes
+            const MmaChunk<T, NB> chunk = next;
+            const T score = next_score;
+            if (t + gridDim.x < tiles) load(t + gridDim.x);
+            if (weights != nullptr) gram.add(chunk);
+            scores.add(chunk, score, lane);
+        }
+        add_scores_over_warps<NB, kBlockReducePairs>(scores, d, slots,
+                                                     [&](int j, double total) { mine[1 + j] = total; });
+        if (weights != nullptr)
+            add_gram_over_warps<NB, kBlockReducePairs>(gram, d, slots,
+                                                       [&](std::int64_t e, double total) { mine[1 + d + e] = total; });
+    }
+
     // From the residual r: s = w score(r), and the rows' weights of the Gram
     // (`kind`: c = w kappa(r), c = w score(r)^2, the row weights w, or no
     // Gram), for this block's tiles; then Z' s into gx and score_sum and the
@@ -140,19 +208,13 @@ struct BlockRows {
                                ? P.c
                                : (kind == GramWeights::rows ? P.w : nullptr);
         const int d = static_cast<int>(P.d);
-        GramEntries owned(d);
-        double product = 0.0;
-        {
-            const PhaseTimer timer(clocks, Phase::gram_tiles);
-            accumulate_gram_tiles<T, Widest>(P.rows, P.p, P.intercept, P.X, weights, P.s,
-                                                              blockIdx.x, gridDim.x, owned, product);
-        }
-        const PhaseTimer timer(clocks, Phase::gram_sum);
         double* sums = partials();
         double* mine = sums + blockIdx.x * per_block();
-        if (threadIdx.x < d) mine[1 + threadIdx.x] = product;
-        if (weights != nullptr)
-            for (int o = 0, e = threadIdx.x; o < owned.owned; ++o, e += blockDim.x) mine[1 + d + e] = owned.sums[o];
+        {
+            const PhaseTimer timer(clocks, Phase::gram_tiles);
+            score_pass_sums(weights, mine);
+        }
+        const PhaseTimer timer(clocks, Phase::gram_sum);
         auto grid = cooperative_groups::this_grid();
         grid.sync();
         if (weights == nullptr) {

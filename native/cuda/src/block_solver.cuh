@@ -40,6 +40,9 @@ inline constexpr std::int64_t kBlockSolverParameters = 32;
 inline constexpr std::int64_t kBlockSolverWidest = 64;
 inline constexpr int kBlockSolverGrid = 128;
 inline constexpr std::int64_t kBlockSolverGramWork = std::int64_t{1} << 23;
+// The rows of a tile: the block solver's passes give each warp whole tiles
+// (block_rows.cuh), a lane a row.
+inline constexpr int kTileRows = 32;
 
 // Work arrays the block solver needs beyond the pipeline's (per block: the
 // Gram, the majorizer's Gram and the system; gradient, step and Z' s; the

@@ -2,7 +2,6 @@
 
 #include "core/huber.hpp"
 #include "engine_internal.cuh"
-#include "gram_tiles.cuh"
 #include "launch.cuh"
 #include "tensor_core_gram.cuh"
 

@@ -16,14 +16,12 @@
 //
 // Each entry's sum runs over the warp's chunks in chunk order, each chunk's
 // four products added by the MMA: a fixed order, so the bits do not depend
-// on scheduling (they differ from a scalar loop's). entry_pair, the
-// inverse of upper_entry below, is gram_tiles.cuh's.
+// on scheduling (they differ from a scalar loop's).
 #pragma once
 
 #include <cstdint>
 
 #include "block_barrier.cuh"
-#include "gram_tiles.cuh"
 #include "launch.cuh"
 
 namespace rh::cuda {
@@ -136,6 +134,18 @@ __device__ inline void add_over_warps(const double (&acc)[K][2], double (*slots)
             });
         }
     }
+}
+
+// Upper-triangle entry e (row-major order of the pairs a <= b) as (a, b).
+__device__ inline void entry_pair(int e, int d, int& a, int& b) {
+    a = 0;
+    int row_length = d;
+    while (e >= row_length) {
+        e -= row_length;
+        ++a;
+        --row_length;
+    }
+    b = a + e;
 }
 
 // Upper-triangle entry (a, b), a <= b < d, in entry_pair's order.
