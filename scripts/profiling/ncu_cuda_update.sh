@@ -18,7 +18,7 @@ PY=${PYTHON:-python3}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 command -v ncu >/dev/null || { echo "ncu_cuda_update: ncu is not on PATH" >&2; exit 3; }
 name="ncu_$(echo "$*" | tr ' -' '__' | tr -s '_')"
-kernels=${KERNELS:-"regex:score_rows|start_residual|line_search_losses|doubling_losses|lamm_trials|narrow_gram|block_solver"}
+kernels=${KERNELS:-"regex:score_rows|start_residual|line_search_losses|step_line_search|lamm_trial_rows|start_rows|doubling_losses|lamm_trials|narrow_gram|narrow_score_gram|block_solver"}
 metrics="gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,smsp__thread_inst_executed_per_inst_executed.ratio,launch__grid_size"
 ncu --version > "$out/$name.ncu-version.txt"
 # skip the warm-up's launches: the first LAUNCH_SKIP matching launches

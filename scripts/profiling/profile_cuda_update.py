@@ -46,9 +46,9 @@ sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 # Kernel and copy names to the questions' categories, first match wins.
 CATEGORIES = (
     ("block solver (whole update)", r"block_solver_kernel"),
-    ("weighted Gram", r"narrow_gram|weighted_rows|gemm|syrk|cutlass|splitKreduce"),
+    ("weighted Gram", r"narrow_gram|narrow_score_gram|weighted_rows|gemm|syrk|cutlass|splitKreduce"),
     ("dense solve", r"cholesky|potr[fs]|getr[fs]|gesvd|min_norm|step_from_inverse|identity_kernel|trsm|svd"),
-    ("Huber row terms", r"score_rows|start_residual|line_search_losses|doubling_losses|lamm_trials|check_batch"),
+    ("Huber row terms", r"score_rows|start_residual|line_search_losses|step_line_search|lamm_trial_rows|start_rows|doubling_losses|lamm_trials|check_batch"),
     ("d-sized decisions", r"decide|newton_system|gradient_kernel|lamm_proposals|point_objective|majorizer_matrix|"
                           r"extrapolate|start_objective|information_update|finish_sums"),
     ("other BLAS (GEMV, dot)", r"gemv|dot_kernel|reduce_1Block|asum|nrm2"),
@@ -56,7 +56,7 @@ CATEGORIES = (
     ("device-to-host copy", r"Memcpy DtoH"),
     ("device-to-device copy", r"Memcpy DtoD"),
 )
-HUBER_KERNELS = r"score_rows|start_residual|line_search_losses|doubling_losses|lamm_trials"
+HUBER_KERNELS = r"score_rows|start_residual|line_search_losses|step_line_search|lamm_trial_rows|start_rows|doubling_losses|lamm_trials"
 ALLOCATION_CALLS = r"^(cudaMalloc|cudaMallocHost|cudaMallocAsync|cudaFree|cudaFreeHost|cudaHostAlloc|cuMemAlloc)"
 NCU_METRICS = (
     "gpu__time_duration.sum",

@@ -176,6 +176,36 @@ def test_bad_values_are_refused_and_the_state_stays(name, dtype):
 
 
 @gpu
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+@pytest.mark.parametrize("features", [5, 70])
+@pytest.mark.parametrize("name", ["X", "y"])
+def test_a_pipeline_batch_of_unit_weights_has_its_values_checked(name, features, penalty, dtype, monkeypatch):
+    # The host route's deferred check (DeferredCheck): launched with the first
+    # point pass's rows for p <= 64 (5 features), on its own at the first wait
+    # past that (70); judged before any value reaches the driver. Through the
+    # backend itself, which leaves X's and y's values to the engine (the
+    # estimator's own validation would refuse a NaN in y before it). The
+    # state stays as it was and the next batch is taken.
+    monkeypatch.setenv("RH_CUDA_SOLVER", "pipeline")
+    X, y = linear(600, features, dtype=dtype)
+    backend = adapter.NativeCudaBackend(dtype)
+    cfg = config(penalty)
+    state, _ = backend.update(RenewableHuberState.empty(features, True), X, y, None, cfg)
+    assert backend.last_native_diagnostics.solver_path == "pipeline"
+    before = backend.to_host_state(state)
+    bad = {"X": X.copy(), "y": y.copy()}
+    bad[name].flat[-3 if name == "X" else 11] = np.inf if name == "X" else np.nan
+    with pytest.raises(ValidationError, match=f"{name} must not contain NaN or infinite values"):
+        backend.update(state, bad["X"], bad["y"], None, cfg)
+    after = backend.to_host_state(state)
+    np.testing.assert_array_equal(after.coefficients, before.coefficients)
+    np.testing.assert_array_equal(after.information, before.information)
+    state, _ = backend.update(state, X, y, None, cfg)
+    assert backend.to_host_state(state).batch_count == 2
+
+
+@gpu
 def test_negative_weights_are_refused():
     X, y = linear(100, 3)
     w = np.ones(100)

@@ -95,9 +95,13 @@ template <class T>
 void launch_batch_check(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
                         cudaStream_t stream) {
     const std::int64_t n = batch.rows;
-    const int blocks = row_blocks(n * p);
     launch_check_batch<T>(stream, n, p, batch.X, batch.y, batch.weighted ? batch.w : nullptr, ws.partials.data());
-    launch_finish_sums(stream, ws.partials.data(), blocks, kBatchCheckSums, ws.sums.data());
+    send_check_sums(ws.partials.data(), row_blocks(n * p), ws, host_sums, stream);
+}
+
+template <class T>
+void send_check_sums(const double* partials, int blocks, Workspace<T>& ws, double* host_sums, cudaStream_t stream) {
+    launch_finish_sums(stream, partials, blocks, kBatchCheckSums, ws.sums.data());
     RH_CUDA_CHECK(
         cudaMemcpyAsync(host_sums, ws.sums.data(), sizeof(double) * kBatchCheckSums, cudaMemcpyDeviceToHost, stream));
 }
@@ -128,6 +132,8 @@ template void launch_batch_check<float>(const StagedBatch<float>&, std::int64_t,
                                         cudaStream_t);
 template void launch_batch_check<double>(const StagedBatch<double>&, std::int64_t, Workspace<double>&, double*,
                                          cudaStream_t);
+template void send_check_sums<float>(const double*, int, Workspace<float>&, double*, cudaStream_t);
+template void send_check_sums<double>(const double*, int, Workspace<double>&, double*, cudaStream_t);
 template double check_batch_values<float>(const StagedBatch<float>&, std::int64_t, Workspace<float>&, double*,
                                           cudaStream_t);
 template double check_batch_values<double>(const StagedBatch<double>&, std::int64_t, Workspace<double>&, double*,

@@ -52,6 +52,23 @@ template <class T>
 void launch_batch_check(const StagedBatch<T>& batch, std::int64_t p, Workspace<T>& ws, double* host_sums,
                         cudaStream_t stream);
 
+// The check's sums over `blocks` blocks' partials (kBatchCheckSums a block)
+// into `host_sums` behind them on `stream`, not waited for.
+template <class T>
+void send_check_sums(const double* partials, int blocks, Workspace<T>& ws, double* host_sums, cudaStream_t stream);
+
+// A batch of unit weights on the host route: its value check, judged after
+// the solve's first read-back (DevicePasses::wait). It is launched with the
+// first point pass's rows when p <= kRowProductColumns (launch_start_rows
+// counts X's and y's non-finite entries in the same read), else, or when a
+// wait comes first, on its own (launch_batch_check).
+struct DeferredCheck {
+    double* host_sums = nullptr;  // null: no check awaits its judgement
+    bool launched = false;
+    bool pending() const { return host_sums != nullptr; }
+    bool unlaunched() const { return host_sums != nullptr && !launched; }
+};
+
 // The judgement of those sums once the stream has passed them: the batch's
 // weight (its rows when it has no weights), or the validators' failure.
 double judge_batch_check(const double* host_sums, std::int64_t rows, bool weighted);

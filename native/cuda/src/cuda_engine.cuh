@@ -127,9 +127,9 @@ private:
     // The drivers' vectors on the host (six of d) and the LAMM evaluator's current point.
     std::vector<T> driver_vectors_;
     int update_syncs_ = 0;
-    // host_sums_ while a batch's value check awaits its judgement at the
-    // solve's first read-back (update.cu), else null.
-    const double* unjudged_check_ = nullptr;
+    // A batch's value check awaiting its judgement at the solve's first
+    // read-back (update.cu; none pending otherwise).
+    DeferredCheck deferred_check_;
     // After the last update's closing when that update did not wait for it:
     // the next update writes the pass exchange only once the device is past it.
     StreamPoint closing_done_;

@@ -6,6 +6,7 @@
 #include "huber_kernels.cuh"
 #include "lamm_proposals.cuh"
 #include "launch.cuh"
+#include "row_products.cuh"
 #include "vendor_calls.cuh"
 
 namespace rh::cuda {
@@ -30,25 +31,38 @@ void DevicePasses<T>::publish(bool system_flags, const T* vector, const T* value
 
 template <class T>
 void DevicePasses<T>::wait() {
+    if (check.unlaunched()) {  // no pass launched it: on its own, before the wait
+        launch_batch_check<T>(batch, p(), ws, check.host_sums, stream);
+        check.launched = true;
+    }
     RH_CUDA_CHECK(cudaStreamSynchronize(stream));
     ++syncs;
-    if (unjudged_check != nullptr) {
-        const double* sums = unjudged_check;
-        unjudged_check = nullptr;
+    if (check.pending()) {
+        const double* sums = check.host_sums;
+        check = DeferredCheck{};
         judge_batch_check(sums, batch.rows, batch.weighted);
     }
 }
 
 template <class T>
-void DevicePasses<T>::start(const T* point) {
+bool DevicePasses<T>::start(const T* point, bool check_values) {
+    const T* intercept = terms.intercept ? point + p() : nullptr;
+    if (p() <= kRowProductColumns) {  // Z point, the loss (and the check) in one read of the rows
+        launch_start_rows<T>(stream, batch.rows, p(), batch.X, point, intercept, batch.y, batch.w, tau, ws.r.data(),
+                             ws.partials.data(), check_values ? ws.partials.data() + blocks() : nullptr);
+        return check_values;
+    }
     vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, point, ws.r.data());
-    launch_start_residual<T>(stream, batch.rows, batch.y, batch.w, terms.intercept ? point + p() : nullptr, tau,
-                             ws.r.data(), ws.partials.data());
+    launch_start_residual<T>(stream, batch.rows, batch.y, batch.w, intercept, tau, ws.r.data(), ws.partials.data());
+    return false;
 }
 
 template <class T>
 void DevicePasses<T>::point_pass() {
-    start(ws.theta.data());
+    if (start(ws.theta.data(), check.unlaunched())) {  // the check's sums behind the pass, for the wait to judge
+        send_check_sums(ws.partials.data() + blocks(), blocks(), ws, check.host_sums, stream);
+        check.launched = true;
+    }
     launch_point_memory<T>(stream, terms, ws.theta.data(), 1, PassLosses{ws.partials.data(), blocks(), 1},
                            &record()->point_loss, &record()->point_memory, ws.grid_scratch());
 }
@@ -95,10 +109,16 @@ void DevicePasses<T>::weighted_gram(const T* weights, T* G) {
 
 template <class T>
 void DevicePasses<T>::halving_pass() {
-    vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.step.data(),
-                       ws.dz.data());
-    launch_line_search_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(),
-                                 terms.intercept ? ws.step.data() + p() : nullptr, batch.w, tau, ws.partials.data());
+    const T* intercept_step = terms.intercept ? ws.step.data() + p() : nullptr;
+    if (p() <= kRowProductColumns) {  // Z step and the losses in one read of the rows
+        launch_step_line_search<T>(stream, batch.rows, p(), batch.X, ws.step.data(), intercept_step, ws.r.data(),
+                                   batch.w, tau, ws.dz.data(), ws.partials.data());
+    } else {
+        vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.step.data(),
+                           ws.dz.data());
+        launch_line_search_losses<T>(stream, batch.rows, ws.r.data(), ws.dz.data(), intercept_step, batch.w, tau,
+                                     ws.partials.data());
+    }
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 1.0, -1, kLineSearchSteps,
                             ws.points.data(), PassLosses{ws.partials.data(), blocks(), kLineSearchSteps}, record(),
                             ws.grid_scratch());
@@ -122,11 +142,16 @@ void DevicePasses<T>::propose_trials(const T* mask, double lambda_value) {
 template <class T>
 void DevicePasses<T>::lamm_trial_pass() {
     constexpr int K = kLammTrialsPerPass;
-    vendor::rows_times_matrix(blas, static_cast<int>(batch.rows), static_cast<int>(p()), K, batch.X,
-                              ws.trial_feature_changes(d()), ws.trial_products.data());
-    launch_lamm_trials<T>(stream, batch.rows, K, ws.r.data(), ws.trial_products.data(),
-                          terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr, batch.w, tau,
-                          ws.trial_residuals.data(), ws.partials.data());
+    const T* intercept_changes = terms.intercept ? ws.trial_intercept_changes(p(), d()) : nullptr;
+    if (p() <= kRowProductColumns) {  // X Delta and the trials in one read of the rows
+        launch_lamm_trial_rows<T>(stream, batch.rows, p(), batch.X, ws.trial_feature_changes(d()), intercept_changes,
+                                  ws.r.data(), batch.w, tau, ws.trial_residuals.data(), ws.partials.data());
+    } else {
+        vendor::rows_times_matrix(blas, static_cast<int>(batch.rows), static_cast<int>(p()), K, batch.X,
+                                  ws.trial_feature_changes(d()), ws.trial_products.data());
+        launch_lamm_trials<T>(stream, batch.rows, K, ws.r.data(), ws.trial_products.data(), intercept_changes, batch.w,
+                              tau, ws.trial_residuals.data(), ws.partials.data());
+    }
     launch_point_memory<T>(stream, terms, ws.trial_candidates(), K, PassLosses{ws.partials.data(), blocks(), K},
                            record()->losses, record()->memory, ws.grid_scratch());
 }

@@ -69,10 +69,11 @@ struct DevicePasses {
     const SurrogateTerms<T>& terms;
     T tau, h;
     int& syncs;  // the update's host synchronizations
-    // The batch's value check, launched but not read yet (update.cu: a batch
-    // of unit weights on this route), or null: judged after the first wait,
+    // The batch's value check when it awaits its judgement (update.cu: a
+    // batch of unit weights on this route): launched with the first point
+    // pass (or by a wait that comes first), judged after the first wait,
     // before any value read there reaches a driver.
-    const double*& unjudged_check;
+    DeferredCheck& check;
 
     std::int64_t p() const { return terms.p; }
     std::int64_t d() const { return terms.d; }
@@ -90,14 +91,18 @@ struct DevicePasses {
     // What the host reads after a pass: the system's flags (with
     // `system_flags`), a device d-vector into host.vector() and n2 values
     // into host.candidates(); the wait (counted; the first judges the batch's
-    // value check when it is still unjudged).
+    // value check when it is pending, launching it first if no pass has).
     void publish(bool system_flags, const T* vector, const T* values = nullptr, std::int64_t n2 = 0);
     void wait();
 
-    // r = y - Z point (point on the device) and the partial sums of w loss(r).
-    void start(const T* point);
+    // r = y - Z point (point on the device) and the partial sums of w loss(r)
+    // (one launch for p <= kRowProductColumns, else cuBLAS's gemv first);
+    // with `check_values` on the narrow route, the batch check's partial
+    // sums after the loss's (ws.partials + blocks()). Whether it counted them.
+    bool start(const T* point, bool check_values = false);
     // F's parts at ws.theta: the residual there (start), record.point_loss
-    // and record.point_memory.
+    // and record.point_memory; the pending batch check with the first one
+    // when p <= kRowProductColumns.
     void point_pass();
     // The residual moved (ws.inputs), then s = w score(r), and with
     // `curvature` c = w kappa(r) and the Gram G of c.
@@ -113,7 +118,8 @@ struct DevicePasses {
     // G = Z' diag(weights) Z (upper triangle, column-major): the narrow
     // kernel up to kNarrowGram parameters, GEMM of the weighted rows beyond.
     void weighted_gram(const T* weights, T* G);
-    // dz = Z ws.step, the losses at every halving of the line search from
+    // dz = Z ws.step (one launch with the losses for p <= kRowProductColumns,
+    // else cuBLAS's gemv first), the losses at every halving of the line search from
     // ws.theta and the memory part of f at each halving's point; the
     // memory's quadratic along the step.
     void halving_pass();
@@ -125,7 +131,8 @@ struct DevicePasses {
     // forms them on the host, into ws.trial_inputs.
     void propose_trials(const T* mask, double lambda_value);
     // LAMM's trials in ws.trial_inputs (candidates, changes): their
-    // residuals (ws.trial_residuals), losses and memory.
+    // residuals (ws.trial_residuals; one launch with the losses for p <=
+    // kRowProductColumns, else cuBLAS's GEMM first), losses and memory.
     void lamm_trial_pass();
     // J_next = J + Z' diag(w kappa(r_hat)) Z with the residual moved to
     // r_hat (ws.inputs), theta_next = ws.theta.

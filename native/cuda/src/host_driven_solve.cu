@@ -47,7 +47,7 @@ DevicePasses<T> CudaEngine<T>::passes(const StagedBatch<T>& batch, const Surroga
     return DevicePasses<T>{stream_,  blas_,     solver_handle_, ws_,
                            solver_,  exchange_, batch,          terms,
                            static_cast<T>(config.tau), static_cast<T>(h), update_syncs_,
-                           unjudged_check_};
+                           deferred_check_};
 }
 
 template <class T>
@@ -78,7 +78,7 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
     // in stream order by whatever comes next (update.cu waits only for a
     // caller's device batch). A batch whose value check no read-back has
     // judged yet (a solve that read nothing) is judged here, before the commit.
-    if (unjudged_check_ != nullptr) device.wait();
+    if (deferred_check_.pending()) device.wait();
     return {result.iterations, result.converged, result.reason, result.objective};
 }
 

@@ -51,16 +51,16 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
                                                  : solver_choice_ == SolverChoice::automatic &&
                                                        block_solver_serves(staged.rows, d_));
     // A batch of unit weights on the host route: its weight is its rows, so
-    // its check needs no synchronization of its own; it is judged after the
-    // solve's first read-back (DevicePasses::wait), before the driver sees a
-    // value, and nothing is committed before that.
+    // its check needs no synchronization of its own; it is launched by the
+    // solve's first pass (DeferredCheck) and judged after the solve's first
+    // read-back (DevicePasses::wait), before the driver sees a value, and
+    // nothing is committed before that.
     const bool checked_in_block = try_block && !staged.weighted;
     const bool checked_at_first_read = !try_block && !staged.weighted;
     double batch_weight = static_cast<double>(staged.rows);
-    unjudged_check_ = nullptr;
+    deferred_check_ = DeferredCheck{};
     if (checked_at_first_read) {
-        launch_batch_check<T>(staged, p_, ws_, host_sums_.get(), stream_);
-        unjudged_check_ = host_sums_.get();
+        deferred_check_.host_sums = host_sums_.get();  // launched by the solve's passes (DevicePasses)
     } else if (!checked_in_block) {
         batch_weight = check_batch_values<T>(staged, p_, ws_, host_sums_.get(), stream_);
         ++update_syncs_;

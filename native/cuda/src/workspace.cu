@@ -17,6 +17,8 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     layout.add(product, p);
     layout.add(points, d * kPassPoints);
     layout.add(trial_inputs, (d + p + 1) * K);
+    // (the point pass's loss and, behind it, the value check's sums: DevicePasses::point_pass)
+    static_assert(kLineSearchSteps >= 1 + kBatchCheckSums, "partials hold a pass's loss and the check's sums");
     layout.add(partials, static_cast<std::int64_t>(kMaxBlocks) * kLineSearchSteps);
     layout.add(sums, kBatchCheckSums);
     if (d <= kNarrowGram) layout.add(gram_partials, narrow_gram_partials(d));

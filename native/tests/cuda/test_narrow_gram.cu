@@ -16,29 +16,13 @@
 #include <vector>
 
 #include "core/huber.hpp"
+#include "device_buffer.cuh"
 #include "gram_kernels.cuh"
 
 namespace {
 
-int device_count() {
-    int count = 0;
-    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
-}
-
-template <class T>
-struct DeviceBuffer {
-    T* data = nullptr;
-    explicit DeviceBuffer(std::size_t count) { EXPECT_EQ(cudaMalloc(&data, sizeof(T) * (count ? count : 1)), cudaSuccess); }
-    ~DeviceBuffer() { cudaFree(data); }
-    void upload(const std::vector<T>& host) {
-        ASSERT_EQ(cudaMemcpy(data, host.data(), sizeof(T) * host.size(), cudaMemcpyHostToDevice), cudaSuccess);
-    }
-    std::vector<T> download(std::size_t count) const {
-        std::vector<T> host(count);
-        EXPECT_EQ(cudaMemcpy(host.data(), data, sizeof(T) * count, cudaMemcpyDeviceToHost), cudaSuccess);
-        return host;
-    }
-};
+using rh::cuda::testing::device_count;
+using rh::cuda::testing::DeviceBuffer;
 
 struct Shape {
     std::int64_t n, p;
