@@ -164,6 +164,7 @@ RH_DETAIL_KERNELS="narrow_gram_kernel" kernel_detail
     line = (tmp_path / "kernel_detail_streaming.csv").read_text()
     assert '--kernel-name regex:narrow_gram_kernel' in line
     assert "--section WarpStateStats" in line and "--page details" in line
+    assert "--section InstructionStats" in line and "--section SchedulerStats" in line  # instructions a warp, issue rate
     assert "profile_cuda_update.py --tool none --streams 1 --class streaming" in line
 
 

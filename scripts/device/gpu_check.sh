@@ -355,7 +355,8 @@ grid_sum_probe() {
 }
 
 # Why a kernel takes what it takes (after build; not in "all"): Nsight
-# Compute's speed of light, warp stall reasons, launch and occupancy
+# Compute's speed of light, warp stall reasons, instructions issued and the
+# schedulers' issue rate, launch and occupancy
 # sections for the kernels RH_DETAIL_KERNELS names (default: the host
 # route's largest in a streaming-class update), steady launches of one
 # device-fed stream (RH_DETAIL_CLASS, default streaming, float64, none):
@@ -365,7 +366,8 @@ kernel_detail() {
   ncu --clock-control none --target-processes all \
     --kernel-name "regex:${RH_DETAIL_KERNELS:-narrow_gram_kernel|small_cholesky_step|newton_system|search_memory|finish_sums}" \
     --launch-skip "${RH_DETAIL_SKIP:-10}" --launch-count "${RH_DETAIL_LAUNCHES:-10}" \
-    --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy --csv --page details \
+    --section SpeedOfLight --section WarpStateStats --section InstructionStats --section SchedulerStats \
+    --section LaunchStats --section Occupancy --csv --page details \
     $PY scripts/profiling/profile_cuda_update.py --tool none --streams 1 --class "$class" --dtype float64 \
     --penalty none --input device > "$OUT/kernel_detail_${class}.csv"
 }
