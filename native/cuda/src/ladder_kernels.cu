@@ -82,9 +82,21 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
     }
 }
 
+// The pipeline's small rung: one block of kRungThreads. Its time is its d
+// elimination steps, each as long as the slowest warp's chain of dependent
+// instructions (an H100's Nsight Compute, 2e7b6f3: 9.0 cycles an issued
+// instruction, 52k cycles of one SM for 33 steps, so about 175 instructions
+// a warp a step at d = 33 with 256 threads, each thread owning up to 9
+// entries of the 48 x 48 layout). At 1024 a thread owns up to 3 (at
+// d = 33 one or two), so a warp's chain is its division and one or two
+// entries, and four times the warps share the issue slots. The block
+// solver keeps its kThreads (its blocks are the grid's).
+constexpr int kRungThreads = 1024;
+
 template <class T>
-__global__ void small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
-    small_cholesky_step(d, H, g, step, flags);
+__global__ void __launch_bounds__(kRungThreads) small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g,
+                                                                           T* step, SystemFlags* flags) {
+    small_cholesky_step<T, kSmallSystem, kRungThreads>(d, H, g, step, flags);
 }
 
 template <class T>
@@ -163,7 +175,7 @@ void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv
 template <class T>
 void launch_small_cholesky_step(cudaStream_t stream, std::int64_t d, const T* H, const T* g, T* step,
                                 SystemFlags* flags) {
-    small_cholesky_step_kernel<T><<<1, kThreads, 0, stream>>>(d, H, g, step, flags);
+    small_cholesky_step_kernel<T><<<1, kRungThreads, 0, stream>>>(d, H, g, step, flags);
     RH_CUDA_LAUNCHED();
 }
 

@@ -78,9 +78,11 @@ __device__ inline double warp_sum_over_blocks(const double* sums, std::int64_t s
 }
 
 // The sum over a block's threads of one value each, in a fixed order (for
-// the single-block kernels); every thread gets the result.
+// the single-block kernels); every thread gets the result. `Warps`: the
+// block's warps (blocks of kThreads unless the kernel says otherwise).
+template <int Warps = kWarps>
 __device__ inline double block_sum(double value) {
-    __shared__ double warp_sums[kWarps];
+    __shared__ double warp_sums[Warps];
     __shared__ double total;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_down_sync(0xffffffffu, value, offset);
@@ -88,7 +90,7 @@ __device__ inline double block_sum(double value) {
     block_barrier();
     if (threadIdx.x == 0) {
         double sum = 0.0;
-        for (int w = 0; w < kWarps; ++w) sum += warp_sums[w];
+        for (int w = 0; w < Warps; ++w) sum += warp_sums[w];
         total = sum;
     }
     block_barrier();
@@ -97,9 +99,10 @@ __device__ inline double block_sum(double value) {
     return result;
 }
 
-// The maximum over a block's threads (every thread gets it).
+// The maximum over a block's threads (every thread gets it; `Warps` as in block_sum).
+template <int Warps = kWarps>
 __device__ inline double block_max(double value) {
-    __shared__ double warp_max[kWarps];
+    __shared__ double warp_max[Warps];
     __shared__ double total;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (int offset = 16; offset > 0; offset >>= 1) {
@@ -110,7 +113,7 @@ __device__ inline double block_max(double value) {
     block_barrier();
     if (threadIdx.x == 0) {
         double m = warp_max[0];
-        for (int w = 1; w < kWarps; ++w) m = warp_max[w] > m ? warp_max[w] : m;
+        for (int w = 1; w < Warps; ++w) m = warp_max[w] > m ? warp_max[w] : m;
         total = m;
     }
     block_barrier();

@@ -234,26 +234,28 @@ struct CholeskyShared {
     int failed;
 };
 
-// The entries of a Largest x Largest matrix one thread of kThreads updates
-// in every step (row-major flat index threadIdx.x + o kThreads): the rung
-// needs blocks of exactly kThreads threads (every kernel that calls it is
-// launched with them: the ladder's and the block solver's).
-template <int Largest>
-inline constexpr int kEntriesPerThread = (Largest * Largest + kThreads - 1) / kThreads;
+// The entries of a Largest x Largest matrix one thread of `Threads` updates
+// in every step (row-major flat index threadIdx.x + o Threads): the rung
+// needs blocks of exactly `Threads` threads (the block solver's kThreads;
+// the ladder's kernel its own count, kRungThreads).
+template <int Largest, int Threads>
+inline constexpr int kEntriesPerThread = (Largest * Largest + Threads - 1) / Threads;
 
 // The rung with its arrays where the caller keeps them (`shared`: in the
-// block's shared memory, static or dynamic).
-template <class T, int Largest>
+// block's shared memory, static or dynamic), by a block of `Threads`. The
+// thread count changes only which thread forms an entry, never how: every
+// entry, column sum and step value has the same bits at any count.
+template <class T, int Largest, int Threads = kThreads>
 __device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared, std::int64_t d64, const T* H,
                                               const T* g, T* step, SystemFlags* flags) {
     const int d = static_cast<int>(d64);
     int& failed = shared.failed;
     // This thread's entries (row, column), fixed for every step.
-    constexpr int kOwned = kEntriesPerThread<Largest>;
+    constexpr int kOwned = kEntriesPerThread<Largest, Threads>;
     int row[kOwned], column[kOwned];
 #pragma unroll
     for (int o = 0; o < kOwned; ++o) {
-        const int e = static_cast<int>(threadIdx.x) + o * kThreads;
+        const int e = static_cast<int>(threadIdx.x) + o * Threads;
         row[o] = e < d * d ? e / d : -1;
         column[o] = e < d * d ? e - (e / d) * d : 0;
     }
@@ -293,7 +295,7 @@ __device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared
         for (int i = 0; i < d; ++i) column_sum += fabs(inverse[i][c]);
         largest_column = column_sum > largest_column ? column_sum : largest_column;
     }
-    largest_column = block_max(largest_column);
+    largest_column = block_max<Threads / 32>(largest_column);
     const double norm = flags->norm1;
     const double rcond = core::reciprocal_condition(norm, largest_column);
     const bool usable = failed == 0 && flags->symmetric != 0 && core::regular_solve_allowed<T>(rcond, d64);
@@ -306,7 +308,7 @@ __device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared
             bad += isfinite(step[i]) ? 0.0 : 1.0;
         }
     }
-    bad = block_sum(bad);
+    bad = block_sum<Threads / 32>(bad);
     if (threadIdx.x == 0) {
         flags->info = failed;
         flags->rcond = rcond;
@@ -314,11 +316,12 @@ __device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared
     }
 }
 
-// The rung with its arrays in static shared memory (d <= Largest).
-template <class T, int Largest = kSmallSystem>
+// The rung with its arrays in static shared memory (d <= Largest), by a
+// block of `Threads`.
+template <class T, int Largest = kSmallSystem, int Threads = kThreads>
 __device__ inline void small_cholesky_step(std::int64_t d, const T* H, const T* g, T* step, SystemFlags* flags) {
     __shared__ CholeskyShared<T, Largest> shared;
-    small_cholesky_step_in(shared, d, H, g, step, flags);
+    small_cholesky_step_in<T, Largest, Threads>(shared, d, H, g, step, flags);
 }
 
 }  // namespace rh::cuda
