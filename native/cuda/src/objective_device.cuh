@@ -276,15 +276,16 @@ __device__ inline void small_cholesky_step_in(CholeskyShared<T, Largest>& shared
         for (int o = 0; o < kOwned; ++o) {
             const int i = row[o], j = column[o];
             if (i < 0) continue;
-            const double scaled = from[k][j] * r;  // the pivot row's new entry (every thread forms it alike)
-            double value;
-            if (i == k)
-                value = j == k ? r : scaled;
-            else if (j == k)
-                value = -(from[i][k] * r);
-            else
-                value = from[i][j] - from[i][k] * scaled;
-            to[i][j] = value;
+            // Every operand loaded and every candidate formed, then one
+            // selected (no branch a case: the compiler's BSSY/BSYNC pairs
+            // were most of an entry's instructions); the intrinsics are the
+            // instructions nvcc chose for the branches' expressions (a DMUL,
+            // the elimination contracted into one DFMA), so the same bits.
+            const double a_kj = from[k][j], a_ik = from[i][k], a_ij = from[i][j];
+            const double scaled = __dmul_rn(a_kj, r);  // the pivot row's new entry (every thread forms it alike)
+            const double eliminated = __fma_rn(-scaled, a_ik, a_ij);  // a_ij - a_ik (a_kj r), one rounding
+            const double pivot_column = -__dmul_rn(a_ik, r);
+            to[i][j] = i == k ? (j == k ? r : scaled) : (j == k ? pivot_column : eliminated);
         }
         block_barrier();
     }
