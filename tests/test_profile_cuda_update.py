@@ -102,3 +102,30 @@ def test_the_raw_page_csv_and_medians():
 def test_nothing_to_parse_gives_nothing():
     assert profiler.parse_ncu_csv("==PROF== No kernels were profiled.\n") == []
     assert profiler.huber_bound([]) == {}
+
+
+class _FakeTrace:
+    """What traced_idle_gaps needs of torch.profiler's profile: export_chrome_trace."""
+
+    def __init__(self, events=None, error=None):
+        self.events, self.error = events, error
+
+    def export_chrome_trace(self, path):
+        if self.error:
+            raise self.error
+        Path(path).write_text(__import__("json").dumps({"traceEvents": self.events}))
+
+
+def test_the_traced_idle_gaps_come_per_update_and_a_failure_is_recorded_not_raised():
+    events = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 1,
+               "args": {"correlation": 1}},
+              {"ph": "X", "cat": "kernel", "name": "a", "ts": 2, "dur": 3, "args": {"correlation": 1}},
+              {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "ts": 1, "dur": 5, "args": {}},
+              {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 8, "dur": 1,
+               "args": {"correlation": 2}},
+              {"ph": "X", "cat": "kernel", "name": "b", "ts": 11, "dur": 3, "args": {"correlation": 2}}]
+    gaps = profiler.traced_idle_gaps(_FakeTrace(events), updates=2)
+    assert gaps["us_per_update"]["after a host wait"] == pytest.approx(3.0)
+    assert gaps["span_us"] == pytest.approx(12.0)
+    failed = profiler.traced_idle_gaps(_FakeTrace(error=OSError("disk full")), updates=2)
+    assert failed == {"error": "OSError: disk full"}

@@ -19,6 +19,10 @@ GPU, command line, shape, revision), to --out (JSON; a .txt table beside it):
     allocations over the traced streams, and the CUDA allocation calls CUPTI
     saw).
 
+Beside them, where the GPU waits between its kernels (gpu_idle_gaps.py, on
+the trace's Chrome export): microseconds an update after a host wait, behind
+a host-bound launch, and queued (answers gpu_idle_*_us_per_update).
+
     python scripts/profiling/profile_cuda_update.py --class latency --dtype float64 --penalty none --out prof.json
     python scripts/profiling/profile_cuda_update.py --summarize-ncu ncu.csv
 """
@@ -274,6 +278,24 @@ def synchronize() -> None:
         pass
 
 
+def traced_idle_gaps(trace, updates: int) -> dict:
+    """The GPU's idle gaps in the profiler's Chrome trace (gpu_idle_gaps.py), an update's share of
+    each kind; {"error": ...} when the trace cannot be written or read (the rest of the record stands)."""
+    import tempfile
+
+    import gpu_idle_gaps
+
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "trace.json"
+            trace.export_chrome_trace(str(path))
+            gaps = gpu_idle_gaps.idle_gaps(json.loads(path.read_text()))
+    except Exception as error:  # noqa: BLE001 - a diagnostic beside the record, never its failure
+        return {"error": f"{type(error).__name__}: {error}"}
+    gaps["us_per_update"] = gpu_idle_gaps.per_update(gaps, updates)
+    return gaps
+
+
 def profile(args, argv) -> dict:
     model, batches = workload(args)
     with nvtx("rh/warm-up"):
@@ -310,6 +332,7 @@ def profile(args, argv) -> dict:
         record["trace"] = summarize_events(device_events, wall_us)
         record["allocation_calls_after_warm_up"] = allocation_calls(host_events)
         record["table"] = averages.table(sort_by="self_cuda_time_total", row_limit=40, max_name_column_width=70)
+        record["idle_gaps"] = traced_idle_gaps(trace, args.streams * len(batches))
     iterations = sum(d.iterations for d in diagnostics)
     syncs = model.cuda_features_["host_syncs"] - syncs_before
     answers: dict[str, Any] = {
@@ -328,6 +351,8 @@ def profile(args, argv) -> dict:
         answers["host_to_device_share_of_wall_time"] = categories.get("host-to-device copy", {}).get(
             "share_of_wall_time", 0.0)
         answers["gpu_busy_fraction_of_wall_time"] = trace["gpu_busy_fraction"]
+    for kind, us in record.get("idle_gaps", {}).get("us_per_update", {}).items():
+        answers[f"gpu_idle_{kind.replace(' ', '_').replace('-', '_')}_us_per_update"] = us
     if args.ncu_csv:
         answers["huber_kernels"] = huber_bound(parse_ncu_csv(Path(args.ncu_csv).read_text()))
     record["answers"] = answers
