@@ -539,6 +539,8 @@ ladder() {
       --engine-path "main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main")
     $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
       --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
+    # each rung against the control's noise (RH_LADDER_CONTROL=1) or "no control"
+    $PY scripts/benchmarks/ladder_verdict.py "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
   done
 }
 
