@@ -199,8 +199,11 @@ def test_ladder_builds_each_prefix_and_pairs_them_after_main(tmp_path):
     assert shown == ["scripts/device/pending/a.patch", "scripts/device/pending/b.patch", "scripts/device/pending/c.patch"]
     builds = [line.split()[-1] for line in lines if line.startswith("build ")]
     assert builds == [f"/tmp/rh-ladder-site-{label}" for label in ("main", "a", "b", "c")]
-    (run,) = [line for line in lines if line.startswith("bench ")]
+    (run,) = [line for line in lines if line.startswith("bench ") and "benchmark_cpu_engines.py" in line]
     assert re.findall(r"--engine (\S+?)=", run) == ["main", "a", "b", "c"]  # main first: the ratios' reference
+    # then each rung's verdict against the control, read from the record the run wrote
+    (verdict,) = [line for line in lines if line.startswith("bench ") and "ladder_verdict.py" in line]
+    assert verdict.split()[-1] == "/out/pending_ladder_device_h200.json" and verdict.split()[-1] in run
 
 
 def test_ladder_rungs_of_several_patches_and_the_control(tmp_path):
@@ -210,6 +213,6 @@ def test_ladder_rungs_of_several_patches_and_the_control(tmp_path):
                      "session-main:scripts/device/pending/c.patch"]
     builds = [line.split()[-1] for line in lines if line.startswith("build ")]
     assert builds == ["/tmp/rh-ladder-site-main", "/tmp/rh-ladder-site-b", "/tmp/rh-ladder-site-c"]  # a+b: one rung
-    (run,) = [line for line in lines if line.startswith("bench ")]
+    (run,) = [line for line in lines if line.startswith("bench ") and "benchmark_cpu_engines.py" in line]
     assert re.findall(r"--engine (\S+?)=", run) == ["main", "b", "c", "main_again"]
     assert "--engine-path main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main" in run
