@@ -61,6 +61,19 @@ def test_a_wait_outside_the_gap_is_not_the_cause():
     assert g["host-bound launch"]["count"] == 1 and g["after a host wait"]["count"] == 0
 
 
+def test_a_wait_that_never_blocked_and_a_launch_still_running_are_the_hosts_delay():
+    # the wait began after the GPU had gone idle: it returned at once, the host was the delay
+    idle_wait = [call("cudaLaunchKernel", 0, 1, 1), kernel(2, 10, 1), call("cudaStreamSynchronize", 14, 1),
+                 call("cudaLaunchKernel", 20, 1, 2), kernel(23, 5, 2)]
+    g = gaps.idle_gaps(idle_wait)["gaps"]
+    assert g["host-bound launch"]["count"] == 1 and g["after a host wait"]["count"] == 0
+    # the launch call began before the previous kernel ended but returned after it: not queued
+    straddling = [call("cudaLaunchKernel", 0, 1, 1), kernel(2, 10, 1), call("cudaLaunchKernel", 10, 6, 2),
+                  kernel(17, 5, 2)]
+    g = gaps.idle_gaps(straddling)["gaps"]
+    assert g["host-bound launch"]["us"] == pytest.approx(5.0) and g["queued"]["count"] == 0
+
+
 def test_overlapping_activities_leave_no_gap_and_busy_time_counts_once():
     trace = [call("cudaLaunchKernel", 0, 1, 1), kernel(2, 10, 1),
              call("cudaLaunchKernel", 1, 1, 2), kernel(8, 10, 2)]  # overlaps the first (another stream)
@@ -73,8 +86,12 @@ def test_gaps_past_the_limit_are_left_out_and_counted():
     trace = [call("cudaLaunchKernel", 0, 1, 1), kernel(2, 1, 1), call("cudaLaunchKernel", 5000, 1, 2),
              kernel(5003, 1, 2)]
     result = gaps.idle_gaps(trace, max_gap_us=1000.0)
-    assert result["left_out_longer_than_max"] == 1
+    assert result["left_out_longer_than_max"] == 1 and result["left_out_us"] == pytest.approx(5000.0)
     assert sum(entry["us"] for entry in result["gaps"].values()) == 0.0
+    with_short_gap = trace + [call("cudaLaunchKernel", 5005, 1, 3), kernel(5010, 2, 3)]
+    result = gaps.idle_gaps(with_short_gap, max_gap_us=1000.0)
+    shares = sum(entry["share_of_span"] for entry in result["gaps"].values())
+    assert shares + result["gpu_busy_us"] / (result["span_us"] - result["left_out_us"]) == pytest.approx(1.0)
 
 
 def test_an_empty_trace_and_the_per_update_division():

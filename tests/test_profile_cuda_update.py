@@ -21,6 +21,8 @@ import profile_cuda_update as profiler  # noqa: E402
     ("void cutlass::Kernel2<cutlass_80_tensorop_d884gemm_64x32_16x4_nn_align1>(...)", "weighted Gram"),
     ("void rh::cuda::(anonymous namespace)::small_cholesky_step_kernel<double>(long, ...)", "dense solve"),
     ("void potrf_alg2_cuda<double>(...)", "dense solve"),
+    ("void rh::cuda::(anonymous namespace)::small_newton_step_kernel<double>(rh::cuda::SurrogateTerms<double>, ...)",
+     "dense solve"),
     ("void rh::cuda::(anonymous namespace)::narrow_score_gram_kernel<double, 5>(long, ...)", "weighted Gram"),
     ("void rh::cuda::(anonymous namespace)::score_rows_kernel<float>(...)", "Huber row terms"),
     ("void rh::cuda::(anonymous namespace)::step_line_search_kernel<double, 4>(long, ...)", "Huber row terms"),

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "benchmarks"))
 CATEGORIES = (
     ("block solver (whole update)", r"block_solver_kernel"),
     ("weighted Gram", r"narrow_gram|narrow_score_gram|weighted_rows|gemm|syrk|cutlass|splitKreduce"),
-    ("dense solve", r"cholesky|potr[fs]|getr[fs]|gesvd|min_norm|step_from_inverse|identity_kernel|trsm|svd"),
+    ("dense solve", r"cholesky|small_newton_step|potr[fs]|getr[fs]|gesvd|min_norm|step_from_inverse|identity_kernel|trsm|svd"),
     ("Huber row terms", r"score_rows|start_residual|line_search_losses|step_line_search|lamm_trial_rows|start_rows|doubling_losses|lamm_trials|check_batch"),
     ("d-sized decisions", r"decide|newton_system|gradient_kernel|lamm_proposals|point_objective|majorizer_matrix|"
                           r"extrapolate|start_objective|information_update|finish_sums"),
