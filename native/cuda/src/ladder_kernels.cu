@@ -82,15 +82,13 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
     }
 }
 
-// The pipeline's small rung: one block of kRungThreads. Its time is its d
-// elimination steps, each as long as the slowest warp's chain of dependent
-// instructions (an H100's Nsight Compute, 2e7b6f3: 9.0 cycles an issued
-// instruction, 52k cycles of one SM for 33 steps, so about 175 instructions
-// a warp a step at d = 33 with 256 threads, each thread owning up to 9
-// entries of the 48 x 48 layout). At 1024 a thread owns up to 3 (at
-// d = 33 one or two), so a warp's chain is its division and one or two
-// entries, and four times the warps share the issue slots. The block
-// solver keeps its kThreads (its blocks are the grid's).
+// The pipeline's small rung: one block of kRungThreads (the block solver
+// keeps its kThreads: its blocks are the grid's). At d = 33 on an H100 a
+// call took 24.9 us with 256 threads (up to 9 entries of the 48 x 48 layout
+// a thread), 19.2 us with 1024 (up to 3) and 16.6 with the branch-free
+// entry update (0ea996e's CUPTI tables). Nsight Compute then reads a steady
+// 0.48 instructions issued a scheduler a cycle, so the rung's time follows
+// its instruction count (docs/native-cuda.md, "The twenty-fifth session").
 constexpr int kRungThreads = 1024;
 
 template <class T>
