@@ -33,6 +33,7 @@
 #include "device_passes.cuh"
 #include "graph_replay.cuh"
 #include "huber_kernels.cuh"
+#include "small_newton_step.cuh"
 
 namespace rh::cuda {
 
@@ -122,10 +123,19 @@ private:
     };
 
     // The residual moved and scored, the Gram, the gradient and the system,
-    // then search_launches(): one graph when cuda_graphs is on.
+    // then search_launches(): one graph when cuda_graphs is on. Where the
+    // Cholesky rung is the one-block kernel, the system and the rung are one
+    // launch.
     void direction_launches() {
         launch_through(graph_, P.stream, [&] {
             const ScoreSums sums = P.direction_scores();
+            if (LinearSolver<T>::small_rung(P.d())) {
+                launch_small_newton_step<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), sums.partials,
+                                            sums.count, P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(),
+                                            P.ws.step.data(), P.system());
+                halving_launches();
+                return;
+            }
             launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), sums.partials,
                                     sums.count, P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system(),
                                     P.ws.grid_scratch());
@@ -133,11 +143,16 @@ private:
         });
     }
 
-    // The Cholesky rung's step from ws.H and ws.gradient, the halving pass
-    // along it, the record and the step to the host: launches only.
+    // The Cholesky rung's step from ws.H and ws.gradient, then
+    // halving_launches(): launches only.
     void search_launches() {
         P.solver.cholesky_step(P.stream, P.solver_handle, P.d(), P.ws.H.data(), P.ws.gradient.data(),
                                P.ws.step.data(), P.system(), P.ws.grid_scratch());
+        halving_launches();
+    }
+
+    // The halving pass along ws.step, the record and the step to the host.
+    void halving_launches() {
         P.halving_pass();
         P.publish(true, P.ws.step.data());
     }

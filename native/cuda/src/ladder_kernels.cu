@@ -82,15 +82,6 @@ __global__ void step_from_inverse_kernel(std::int64_t d, const T* Hinv, const T*
     }
 }
 
-// The pipeline's small rung: one block of kRungThreads (the block solver
-// keeps its kThreads: its blocks are the grid's). At d = 33 on an H100 a
-// call took 24.9 us with 256 threads (up to 9 entries of the 48 x 48 layout
-// a thread), 19.2 us with 1024 (up to 3) and 16.6 with the branch-free
-// entry update (0ea996e's CUPTI tables). Nsight Compute then reads a steady
-// 0.48 instructions issued a scheduler a cycle, so the rung's time follows
-// its instruction count (docs/native-cuda.md, "The twenty-fifth session").
-constexpr int kRungThreads = 1024;
-
 template <class T>
 __global__ void __launch_bounds__(kRungThreads) small_cholesky_step_kernel(std::int64_t d, const T* H, const T* g,
                                                                            T* step, SystemFlags* flags) {

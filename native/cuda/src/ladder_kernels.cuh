@@ -24,6 +24,17 @@ template <class T>
 void launch_step_from_inverse(cudaStream_t stream, std::int64_t d, const T* Hinv, const T* g, const int* info,
                               bool cholesky_inverse, T* step, SystemFlags* flags, const GridScratch& scratch);
 
+// The pipeline's small rung: one block of kRungThreads (the block solver
+// keeps its kThreads: its blocks are the grid's). At d = 33 on an H100 a
+// call took 24.9 us with 256 threads (up to 9 entries of the 48 x 48 layout
+// a thread), 19.2 us with 1024 (up to 3) and 16.6 with the branch-free
+// entry update (0ea996e's CUPTI tables). Nsight Compute then reads a steady
+// 0.48 instructions issued a scheduler a cycle, so the rung's time follows
+// its instruction count (docs/native-cuda.md, "The twenty-fifth session"):
+// a form with each thread's entries in registers and the pivot's lines
+// published in shared memory issued more of them and took 19.6 us (dropped).
+inline constexpr int kRungThreads = 1024;
+
 // The Cholesky rung for d <= kSmallSystem, as launch_step_from_inverse
 // decides it (H symmetric, positive pivots, rcond > eps d, finite step).
 template <class T>

@@ -50,7 +50,7 @@ std::int64_t LinearSolver<T>::bytes() const noexcept {
 template <class T>
 void LinearSolver<T>::cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H,
                                     const T* g, T* step, SystemFlags* flags, const GridScratch& scratch) {
-    if (d <= kSmallSystem) {
+    if (small_rung(d)) {
         launch_small_cholesky_step<T>(stream, d, H, g, step, flags);
         return;
     }

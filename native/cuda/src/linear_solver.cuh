@@ -36,6 +36,11 @@ public:
     // makes five allocations fewer).
     void reserve(int device, cusolverDnHandle_t handle, std::int64_t d);
 
+    // Whether rung 1 is the one-block kernel (d <= kSmallSystem): then the
+    // evaluator may form the system and take this rung in one launch
+    // (launch_small_newton_step) instead of calling cholesky_step.
+    static constexpr bool small_rung(std::int64_t d) { return d <= kSmallSystem; }
+
     // Rung 1, asynchronously: step and flags.step_ok.
     // `scratch`: the engine's (objective.cuh), for the step from H^-1.
     void cholesky_step(cudaStream_t stream, cusolverDnHandle_t handle, std::int64_t d, const T* H, const T* g,

@@ -198,15 +198,16 @@ __device__ inline void write_system_flags(SystemFlags* flags, bool asymmetric, d
     flags->step_ok = 0;
 }
 
-template <class T>
+// By a block of exactly `Warps` warps (the block solver's kWarps; the
+// pipeline's one-block Newton step kRungThreads / 32); `Unroll`: system_columns'.
+template <class T, int Warps = kWarps, int Unroll = 0>
 __device__ inline void assemble_system_matrix(const SurrogateTerms<T>& terms, const T* G, T* H, SystemFlags* flags) {
     __shared__ int asymmetric;
     if (threadIdx.x == 0) asymmetric = 0;
     block_barrier();
     double largest_column = 0.0;
-    system_columns(terms, G, H, static_cast<int>(threadIdx.x) >> 5, static_cast<int>(blockDim.x) >> 5,
-                   &largest_column, &asymmetric);
-    largest_column = block_max(largest_column);
+    system_columns<T, Unroll>(terms, G, H, static_cast<int>(threadIdx.x) >> 5, Warps, &largest_column, &asymmetric);
+    largest_column = block_max<Warps>(largest_column);
     if (threadIdx.x == 0) write_system_flags(flags, asymmetric != 0, largest_column);
 }
 
