@@ -216,3 +216,31 @@ def test_ladder_rungs_of_several_patches_and_the_control(tmp_path):
     (run,) = [line for line in lines if line.startswith("bench ") and "benchmark_cpu_engines.py" in line]
     assert re.findall(r"--engine (\S+?)=", run) == ["main", "b", "c", "main_again"]
     assert "--engine-path main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main" in run
+
+
+def test_ladder_adds_each_label_with_graphs_device_fed_only(tmp_path):
+    lines = ladder_commands(tmp_path, 'RH_PENDING="a" RH_LADDER_CONTROL=1 RH_LADDER_GRAPHS=1 RH_LADDER_FEED="device host"')
+    runs = [line for line in lines if line.startswith("bench ") and "benchmark_cpu_engines.py" in line]
+    device, host = runs
+    assert re.findall(r"--engine (\S+?)=", device) == ["main", "a", "main_again", "main_graphs", "a_graphs"]
+    assert "--engine a_graphs=bench:native_cuda@device+graphs" in device
+    assert "--engine-path a_graphs=/tmp/rh-ladder-site-a-src:/tmp/rh-ladder-site-a" in device
+    assert re.findall(r"--engine (\S+?)=", host) == ["main", "a", "main_again"]  # graphs: device-fed only
+
+
+def test_ladder_profile_runs_a_graphs_spec_with_cuda_graphs_into_its_own_record(tmp_path):
+    text = SCRIPT.read_text()
+    start = text.index("ladder_profile() {")
+    end = text.index("\n}\n", start) + 3
+    driver = tmp_path / "driver.sh"
+    driver.write_text(text[start:end] + f"""
+mkdir() {{ :; }}
+bench() {{ echo "bench $*"; }}
+PY=bench OUT=/out PENDING_ORDER="a"
+RH_LADDER_PROFILE="a" RH_PROFILE_SPECS="streaming float64 none device,streaming float64 none device graphs" ladder_profile
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    plain, graphs = run.stdout.splitlines()
+    assert "--cuda-graphs" not in plain and plain.endswith("--out /out/profile_a/streaming_float64_none_device.json")
+    assert "--input device --cuda-graphs --out /out/profile_a/streaming_float64_none_device_graphs.json" in graphs

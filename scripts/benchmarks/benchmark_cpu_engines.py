@@ -6,7 +6,7 @@ environment of its own; another build of this package, for a paired
 before/after of a change), over the four shape classes, both penalties and
 dtypes. GPU backends too (native_cuda, cupy: device "cuda"; a BACKEND ending
 in "@device" feeds CuPy arrays, the stream timed to a device
-synchronization). A BACKEND ending in "%N" runs with
+synchronization; "@device+graphs" the same with cuda_graphs=True). A BACKEND ending in "%N" runs with
 n_jobs=N (native_cpu's thread scaling: ``ours4=python3:native_cpu%4``);
 native_cpu streams also record their threads' counters per round
 (row-split dispatches, late ones, batches that ended on one thread).
@@ -63,6 +63,7 @@ def worker(backend: str) -> int:
     sys.path.insert(0, str(HERE))
     backend, _, jobs = backend.partition("%")
     backend, _, feed = backend.partition("@")
+    feed, _, option = feed.partition("+")  # "device+graphs": device-fed, cuda_graphs=True
     device = "cuda" if backend in ("native_cuda", "cupy") or feed == "device" else "cpu"
     import inspect
 
@@ -83,6 +84,8 @@ def worker(backend: str) -> int:
             params["inference"] = request["inference"]
         if jobs:
             params["n_jobs"] = int(jobs)
+        if option == "graphs":
+            params["cuda_graphs"] = True
         finish = device_finish(device)  # the device, inside the timer
         if key not in cases:
             samples, features, batch = CLASSES[request["class"]]

@@ -505,7 +505,9 @@ bits() {
 # patches are the ladder (3e92c5c: the eight landed on 2026-12-05, with
 # RH_PENDING naming them; "a+b" in it is one rung with both, labelled b);
 # RH_LADDER_CONTROL=1 runs main's engine twice (a second label, its own
-# processes: the two must read 1.00x in a lease quiet enough to quote):
+# processes: the two must read 1.00x in a lease quiet enough to quote);
+# RH_LADDER_GRAPHS=1 adds each label again with cuda_graphs=True
+# ("<label>_graphs", device-fed only):
 # $OUT/pending_ladder_${feed}_${GPU_TAG}.json. Not in "all"; needs no build.
 LADDER_TREE=/tmp/rh-ladder
 ladder_engine() {  # $1: the label of the prefix now in $LADDER_TREE
@@ -537,6 +539,12 @@ ladder() {
     done
     [[ ${RH_LADDER_CONTROL:-0} == 1 ]] && args+=(--engine "main_again=$PY:native_cuda$suffix"
       --engine-path "main_again=/tmp/rh-ladder-site-main-src:/tmp/rh-ladder-site-main")
+    if [[ ${RH_LADDER_GRAPHS:-0} == 1 && $feed == device ]]; then
+      for name in "${labels[@]}"; do
+        args+=(--engine "${name}_graphs=$PY:native_cuda@device+graphs"
+          --engine-path "${name}_graphs=/tmp/rh-ladder-site-$name-src:/tmp/rh-ladder-site-$name")
+      done
+    fi
     $PY scripts/benchmarks/benchmark_cpu_engines.py "${args[@]}" --classes ${RH_LADDER_CLASSES:-latency reference wide streaming} \
       --rounds "${RH_LADDER_ROUNDS:-7}" --out "$OUT/pending_ladder_${feed}_${GPU_TAG}.json"
     # each rung against the control's noise (RH_LADDER_CONTROL=1) or "no control"
@@ -547,8 +555,9 @@ ladder() {
 # The CUPTI profile (profile_cuda_update.py, as `profile` without ncu) of
 # engines the ladder built, in the same lease (after ladder): the labels in
 # RH_LADDER_PROFILE (default main and the whole order's last prefix), the
-# cases in RH_PROFILE_SPECS (default streaming float64 none device):
-# $OUT/profile_<label>/<class>_<dtype>_<penalty>_<input>.json. Not in "all".
+# cases in RH_PROFILE_SPECS (default streaming float64 none device; a fifth
+# word "graphs": with cuda_graphs=True, its record's name ending "_graphs"):
+# $OUT/profile_<label>/<class>_<dtype>_<penalty>_<input>[_graphs].json. Not in "all".
 ladder_profile() {
   set -e
   local names=(${RH_PENDING:-$PENDING_ORDER}) label spec specs
@@ -558,9 +567,11 @@ ladder_profile() {
     mkdir -p "$OUT/profile_$label"
     for spec in "${specs[@]}"; do
       set -- $spec
+      local graphs=() suffix=""
+      [[ ${5:-} == graphs ]] && graphs=(--cuda-graphs) && suffix=_graphs
       PYTHONPATH="/tmp/rh-ladder-site-$label-src:/tmp/rh-ladder-site-$label:$PYTHONPATH" \
-        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
-        --out "$OUT/profile_$label/$1_$2_$3_$4.json" | head -1
+        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 "${graphs[@]}" \
+        --out "$OUT/profile_$label/$1_$2_$3_$4$suffix.json" | head -1
     done
   done
 }

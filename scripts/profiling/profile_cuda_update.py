@@ -216,7 +216,8 @@ def metadata(args: argparse.Namespace, argv: list[str]) -> dict:
         "revision": os.environ.get("RH_SOURCE_REVISION") or probe(["git", "-C", str(ROOT), "rev-parse", "HEAD"]),
         "python": platform.python_version(),
         "host": platform.node(),
-        "shape": {"class": args.shape_class, "dtype": args.dtype, "penalty": args.penalty, "input": args.input},
+        "shape": {"class": args.shape_class, "dtype": args.dtype, "penalty": args.penalty, "input": args.input,
+                  "cuda_graphs": args.cuda_graphs},
         "nvidia_smi": probe(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem",
                              "--format=csv,noheader"]),
         "ncu": probe(["ncu", "--version"]).splitlines()[-1:] or "unavailable",
@@ -251,7 +252,8 @@ def workload(args):
         import cupy
 
         batches = [(cupy.asarray(X), cupy.asarray(y)) for X, y in batches]
-    model = RenewableHuberRegressor(backend="native_cuda", dtype=args.dtype, penalty=args.penalty)
+    model = RenewableHuberRegressor(backend="native_cuda", dtype=args.dtype, penalty=args.penalty,
+                                    cuda_graphs=args.cuda_graphs)
     return model, batches
 
 
@@ -366,6 +368,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--dtype", default="float64")
     parser.add_argument("--penalty", default="none")
     parser.add_argument("--input", choices=("host", "device"), default="host")
+    parser.add_argument("--cuda-graphs", action="store_true", help="the estimator with cuda_graphs=True")
     parser.add_argument("--streams", type=int, default=3)
     parser.add_argument("--max-batches", type=int, default=4)
     parser.add_argument("--tool", choices=("torch", "none"), default="torch")
