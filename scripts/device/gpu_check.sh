@@ -101,7 +101,8 @@ tests_cuda() {
   $PY -m pytest -q -rfE -p no:cacheprovider tests/backends/test_native_cuda.py tests/backends/test_native_cuda_abi.py \
     tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
     tests/backends/test_native_cuda_block_solver.py tests/test_failure_contract.py tests/test_inference.py \
-    tests/test_partial_fit_batches.py -k "cuda or Cuda" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
+    tests/test_partial_fit_batches.py $(ls tests/backends/test_native_cuda_device_loop.py 2>/dev/null) \
+    -k "cuda or Cuda or loop" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
   local rc=$?
   $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
     --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
@@ -278,7 +279,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER="graph_reuse graph_reuse_default"
+PENDING_ORDER="graph_reuse graph_reuse_default device_loop"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
