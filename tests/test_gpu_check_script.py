@@ -244,3 +244,40 @@ RH_LADDER_PROFILE="a" RH_PROFILE_SPECS="streaming float64 none device,streaming 
     plain, graphs = run.stdout.splitlines()
     assert "--cuda-graphs" not in plain and plain.endswith("--out /out/profile_a/streaming_float64_none_device.json")
     assert "--input device --cuda-graphs --out /out/profile_a/streaming_float64_none_device_graphs.json" in graphs
+
+
+def section(name: str) -> str:
+    text = SCRIPT.read_text()
+    start = text.index(f"{name}() {{")
+    return text[start:text.index("\n}\n", start) + 3]
+
+
+def test_route_ab_pairs_the_host_route_with_the_default_and_the_control_in_one_build(tmp_path):
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("route_ab") + """
+bench() { echo "bench $*"; }
+PY=bench OUT=/out GPU_TAG=h100
+route_ab
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    ab, verdict = run.stdout.splitlines()
+    assert re.findall(r"--engine (\S+?)=", ab) == ["main", "device_loop", "main_again"]
+    assert "--engine-env main=RH_CUDA_SOLVER=pipeline" in ab and "--engine-env main_again=RH_CUDA_SOLVER=pipeline" in ab
+    assert "--engine-env device_loop" not in ab  # the default route
+    assert "--classes streaming --penalties none" in ab and "--engine-path" not in ab  # the installed build
+    assert verdict.endswith("ladder_verdict.py /out/route_ab_device_h100.json")
+
+
+def test_pack_leaves_one_archive_holding_every_file(tmp_path):
+    out = tmp_path / "out"
+    (out / "profile_main").mkdir(parents=True)
+    for name in ("summary.txt", "ladder.log", "profile_main/streaming.json"):
+        (out / name).write_text(name)
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("pack") + f"OUT={out}\npack\n")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert [p.name for p in out.iterdir()] == ["all.tgz"]
+    listing = subprocess.run(["tar", "tzf", str(out / "all.tgz")], capture_output=True, text=True).stdout.split()
+    assert {"./summary.txt", "./ladder.log", "./profile_main/streaming.json"} <= set(listing)

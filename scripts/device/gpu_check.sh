@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|pack]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -606,6 +606,34 @@ cpu_engines() {
       --engine "predecessor=$PY:native_cpu" --engine-path "predecessor=$site" --inference "$inference" \
       --rounds "${RH_CPU_ROUNDS:-9}" --settle "${RH_CPU_SETTLE:-0}" --out "$OUT/cpu_engines_16core_inference_${inference}.json"
   done
+}
+
+# The installed CUDA engine's two pipeline routes paired in one build (after
+# build or build_cuda, with a patch applied or not): "main" the host-driven
+# route (RH_CUDA_SOLVER=pipeline), "device_loop" the default (the Newton solve
+# driven on the device where it serves), main again as the control, each in
+# its own worker, device-fed, RH_ROUTE_CLASSES (default streaming) and
+# RH_ROUTE_PENALTIES (default none): $OUT/route_ab_device_${GPU_TAG}.json and
+# its verdicts (ladder_verdict.py).
+route_ab() {
+  set -e
+  $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "main=$PY:native_cuda@device" \
+    --engine-env "main=RH_CUDA_SOLVER=pipeline" --engine "device_loop=$PY:native_cuda@device" \
+    --engine "main_again=$PY:native_cuda@device" --engine-env "main_again=RH_CUDA_SOLVER=pipeline" \
+    --classes ${RH_ROUTE_CLASSES:-streaming} --penalties ${RH_ROUTE_PENALTIES:-none} \
+    --rounds "${RH_ROUTE_ROUNDS:-7}" --out "$OUT/route_ab_device_${GPU_TAG}.json"
+  $PY scripts/benchmarks/ladder_verdict.py "$OUT/route_ab_device_${GPU_TAG}.json"
+}
+
+# Everything under $OUT as one archive, $OUT/all.tgz (a device call brings
+# back a limited number of files: the twenty-seventh session's first call
+# lost its ladder record and profiles past the eighth file). Last in a call.
+pack() {
+  local archive
+  archive=$(mktemp /tmp/gpu_check_out.XXXXXX.tgz)
+  tar czf "$archive" --warning=no-file-changed -C "$OUT" . || [[ $? -eq 1 ]]
+  find "$OUT" -mindepth 1 -delete
+  mv "$archive" "$OUT/all.tgz"
 }
 
 # Issue 29's profile on this machine's cores (perf is absent here): native_cpu
