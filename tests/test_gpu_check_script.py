@@ -281,3 +281,20 @@ def test_pack_leaves_one_archive_holding_every_file(tmp_path):
     assert [p.name for p in out.iterdir()] == ["all.tgz"]
     listing = subprocess.run(["tar", "tzf", str(out / "all.tgz")], capture_output=True, text=True).stdout.split()
     assert {"./summary.txt", "./ladder.log", "./profile_main/streaming.json"} <= set(listing)
+
+
+def test_route_profile_profiles_the_host_route_and_the_default_of_the_installed_build(tmp_path):
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("route_profile") + """
+mkdir() { :; }
+bench() { echo "bench RH_CUDA_SOLVER=$RH_CUDA_SOLVER $*"; }
+PY=bench OUT=/out
+route_profile
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    main, loop = run.stdout.splitlines()
+    assert main.startswith("bench RH_CUDA_SOLVER=pipeline ") and loop.startswith("bench RH_CUDA_SOLVER=auto ")
+    assert main.endswith("--out /out/profile_route_main/streaming_float64_none_device.json")
+    assert loop.endswith("--out /out/profile_route_device_loop/streaming_float64_none_device.json")
+    assert "--class streaming --dtype float64 --penalty none --input device" in loop

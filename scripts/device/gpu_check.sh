@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|pack]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|route_profile|pack]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -623,6 +623,24 @@ route_ab() {
     --classes ${RH_ROUTE_CLASSES:-streaming} --penalties ${RH_ROUTE_PENALTIES:-none} \
     --rounds "${RH_ROUTE_ROUNDS:-7}" --out "$OUT/route_ab_device_${GPU_TAG}.json"
   $PY scripts/benchmarks/ladder_verdict.py "$OUT/route_ab_device_${GPU_TAG}.json"
+}
+
+# The CUPTI profile (profile_cuda_update.py) of the installed engine's two
+# routes, as route_ab pairs them: $OUT/profile_route_{main,device_loop}/,
+# RH_PROFILE_SPECS' cases (default streaming float64 none device).
+route_profile() {
+  set -e
+  local label spec specs
+  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
+  for label in main device_loop; do
+    mkdir -p "$OUT/profile_route_$label"
+    for spec in "${specs[@]}"; do
+      set -- $spec
+      RH_CUDA_SOLVER=$([[ $label == main ]] && echo pipeline || echo auto) \
+        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
+        --out "$OUT/profile_route_$label/$1_$2_$3_$4.json" | head -1
+    done
+  done
 }
 
 # Everything under $OUT as one archive, $OUT/all.tgz (a device call brings
