@@ -37,6 +37,13 @@ def patched_paths(patch: Path) -> set[str]:
     return paths
 
 
+def section(name: str) -> str:
+    """The text of gpu_check.sh's function `name` (its definition to its closing brace)."""
+    text = SCRIPT.read_text()
+    start = text.index(f"{name}() {{")
+    return text[start:text.index("\n}\n", start) + 3]
+
+
 def test_every_pending_patch_is_in_the_order_and_every_name_has_its_patch():
     order = pending_order()
     assert len(order) == len(set(order)), "a patch is named twice"
@@ -149,12 +156,9 @@ baseline_engine python-cuda HEAD {tree} {site}
 
 
 def test_kernel_detail_asks_nsight_compute_for_the_stall_reasons_of_the_named_kernels(tmp_path):
-    text = SCRIPT.read_text()
-    start = text.index("kernel_detail() {")
-    end = text.index("\n}\n", start) + 3
     driver = tmp_path / "driver.sh"
     driver.write_text(f"""
-{text[start:end]}
+{section("kernel_detail")}
 ncu() {{ echo "ncu $*"; }}
 PY=py OUT={tmp_path}
 RH_DETAIL_KERNELS="narrow_gram_kernel" kernel_detail
@@ -229,11 +233,8 @@ def test_ladder_adds_each_label_with_graphs_device_fed_only(tmp_path):
 
 
 def test_ladder_profile_runs_a_graphs_spec_with_cuda_graphs_into_its_own_record(tmp_path):
-    text = SCRIPT.read_text()
-    start = text.index("ladder_profile() {")
-    end = text.index("\n}\n", start) + 3
     driver = tmp_path / "driver.sh"
-    driver.write_text(text[start:end] + f"""
+    driver.write_text(section("profile_cases") + section("ladder_profile") + f"""
 mkdir() {{ :; }}
 bench() {{ echo "bench $*"; }}
 PY=bench OUT=/out PENDING_ORDER="a"
@@ -244,12 +245,6 @@ RH_LADDER_PROFILE="a" RH_PROFILE_SPECS="streaming float64 none device,streaming 
     plain, graphs = run.stdout.splitlines()
     assert "--cuda-graphs" not in plain and plain.endswith("--out /out/profile_a/streaming_float64_none_device.json")
     assert "--input device --cuda-graphs --out /out/profile_a/streaming_float64_none_device_graphs.json" in graphs
-
-
-def section(name: str) -> str:
-    text = SCRIPT.read_text()
-    start = text.index(f"{name}() {{")
-    return text[start:text.index("\n}\n", start) + 3]
 
 
 def test_route_ab_pairs_the_host_route_with_the_default_and_the_control_in_one_build(tmp_path):
@@ -285,7 +280,7 @@ def test_pack_leaves_one_archive_holding_every_file(tmp_path):
 
 def test_route_profile_profiles_the_host_route_and_the_default_of_the_installed_build(tmp_path):
     driver = tmp_path / "driver.sh"
-    driver.write_text(section("route_profile") + """
+    driver.write_text(section("profile_cases") + section("route_profile") + """
 mkdir() { :; }
 bench() { echo "bench RH_CUDA_SOLVER=$RH_CUDA_SOLVER $*"; }
 PY=bench OUT=/out

@@ -102,7 +102,7 @@ tests_cuda() {
     tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
     tests/backends/test_native_cuda_block_solver.py tests/test_failure_contract.py tests/test_inference.py \
     tests/test_partial_fit_batches.py $(ls tests/backends/test_native_cuda_device_loop.py 2>/dev/null) \
-    -k "cuda or Cuda or loop" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
+    -k "cuda or Cuda" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
   local rc=$?
   $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
     --junitxml="$OUT/pytest-gpu-robust.xml" || rc=$?
@@ -559,21 +559,27 @@ ladder() {
 # cases in RH_PROFILE_SPECS (default streaming float64 none device; a fifth
 # word "graphs": with cuda_graphs=True, its record's name ending "_graphs"):
 # $OUT/profile_<label>/<class>_<dtype>_<penalty>_<input>[_graphs].json. Not in "all".
+# RH_PROFILE_SPECS' cases (default streaming float64 none device; a fifth
+# word "graphs": with cuda_graphs=True) profiled into the folder $1, with the
+# caller's environment (ladder_profile's engine, route_profile's route).
+profile_cases() {
+  local folder=$1 spec specs
+  mkdir -p "$folder"
+  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
+  for spec in "${specs[@]}"; do
+    local graphs=() suffix=""
+    set -- $spec
+    [[ ${5:-} == graphs ]] && graphs=(--cuda-graphs) && suffix=_graphs
+    $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 "${graphs[@]}" \
+      --out "$folder/$1_$2_$3_$4$suffix.json" | head -1
+  done
+}
 ladder_profile() {
   set -e
-  local names=(${RH_PENDING:-$PENDING_ORDER}) label spec specs
+  local names=(${RH_PENDING:-$PENDING_ORDER}) label
   local labels=(${RH_LADDER_PROFILE:-main ${names[-1]##*+}})
-  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
   for label in "${labels[@]}"; do
-    mkdir -p "$OUT/profile_$label"
-    for spec in "${specs[@]}"; do
-      set -- $spec
-      local graphs=() suffix=""
-      [[ ${5:-} == graphs ]] && graphs=(--cuda-graphs) && suffix=_graphs
-      PYTHONPATH="/tmp/rh-ladder-site-$label-src:/tmp/rh-ladder-site-$label:$PYTHONPATH" \
-        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 "${graphs[@]}" \
-        --out "$OUT/profile_$label/$1_$2_$3_$4$suffix.json" | head -1
-    done
+    PYTHONPATH="/tmp/rh-ladder-site-$label-src:/tmp/rh-ladder-site-$label:$PYTHONPATH" profile_cases "$OUT/profile_$label"
   done
 }
 
@@ -627,20 +633,11 @@ route_ab() {
 
 # The CUPTI profile (profile_cuda_update.py) of the installed engine's two
 # routes, as route_ab pairs them: $OUT/profile_route_{main,device_loop}/,
-# RH_PROFILE_SPECS' cases (default streaming float64 none device).
+# RH_PROFILE_SPECS' cases (profile_cases).
 route_profile() {
   set -e
-  local label spec specs
-  IFS=, read -r -a specs <<< "${RH_PROFILE_SPECS:-streaming float64 none device}"
-  for label in main device_loop; do
-    mkdir -p "$OUT/profile_route_$label"
-    for spec in "${specs[@]}"; do
-      set -- $spec
-      RH_CUDA_SOLVER=$([[ $label == main ]] && echo pipeline || echo auto) \
-        $PY scripts/profiling/profile_cuda_update.py --class $1 --dtype $2 --penalty $3 --input $4 \
-        --out "$OUT/profile_route_$label/$1_$2_$3_$4.json" | head -1
-    done
-  done
+  RH_CUDA_SOLVER=pipeline profile_cases "$OUT/profile_route_main"
+  RH_CUDA_SOLVER=auto profile_cases "$OUT/profile_route_device_loop"
 }
 
 # Everything under $OUT as one archive, $OUT/all.tgz (a device call brings
