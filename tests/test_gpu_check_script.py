@@ -261,7 +261,37 @@ route_ab
     assert "--engine-env main=RH_CUDA_SOLVER=pipeline" in ab and "--engine-env main_again=RH_CUDA_SOLVER=pipeline" in ab
     assert "--engine-env device_loop" not in ab  # the default route
     assert "--classes streaming --penalties none" in ab and "--engine-path" not in ab  # the installed build
-    assert verdict.endswith("ladder_verdict.py /out/route_ab_device_h100.json")
+    assert "--lifecycle cold" in ab and verdict.endswith("ladder_verdict.py /out/route_ab_device_cold_h100.json")
+
+
+def test_route_ab_steady_pairs_primed_estimators_into_its_own_record(tmp_path):
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("route_ab") + """
+bench() { echo "bench $*"; }
+PY=bench OUT=/out GPU_TAG=h100 RH_ROUTE_LIFECYCLE=steady
+route_ab
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    ab, verdict = run.stdout.splitlines()
+    assert "--lifecycle steady --out /out/route_ab_device_steady_h100.json" in ab
+    assert verdict.endswith("ladder_verdict.py /out/route_ab_device_steady_h100.json")
+
+
+def test_route_timeline_times_both_routes_step_by_step_in_one_process(tmp_path):
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("route_timeline") + """
+bench() { echo "bench $*"; }
+PY=bench OUT=/out GPU_TAG=h100
+route_timeline
+RH_ROUTE_DTYPES=float32 RH_TIMELINE_ROUNDS=5 route_timeline
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    both, one = run.stdout.splitlines()
+    assert both == ("bench scripts/profiling/stream_timeline.py --routes pipeline auto --dtypes float64 float32 "
+                    "--rounds 21 --out /out/stream_timeline_h100.json")
+    assert "--dtypes float32 --rounds 5 " in one
 
 
 def test_pack_leaves_one_archive_holding_every_file(tmp_path):

@@ -619,16 +619,31 @@ cpu_engines() {
 # route (RH_CUDA_SOLVER=pipeline), "device_loop" the default (the Newton solve
 # driven on the device where it serves), main again as the control, each in
 # its own worker, device-fed, RH_ROUTE_CLASSES (default streaming) and
-# RH_ROUTE_PENALTIES (default none): $OUT/route_ab_device_${GPU_TAG}.json and
-# its verdicts (ladder_verdict.py).
+# RH_ROUTE_PENALTIES (default none), RH_ROUTE_LIFECYCLE (default cold: a new
+# estimator per stream; steady: one primed estimator per case):
+# $OUT/route_ab_device_<lifecycle>_${GPU_TAG}.json and its verdicts
+# (ladder_verdict.py).
 route_ab() {
   set -e
   $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "main=$PY:native_cuda@device" \
     --engine-env "main=RH_CUDA_SOLVER=pipeline" --engine "device_loop=$PY:native_cuda@device" \
     --engine "main_again=$PY:native_cuda@device" --engine-env "main_again=RH_CUDA_SOLVER=pipeline" \
     --classes ${RH_ROUTE_CLASSES:-streaming} --penalties ${RH_ROUTE_PENALTIES:-none} \
-    --rounds "${RH_ROUTE_ROUNDS:-7}" --out "$OUT/route_ab_device_${GPU_TAG}.json"
-  $PY scripts/benchmarks/ladder_verdict.py "$OUT/route_ab_device_${GPU_TAG}.json"
+    --rounds "${RH_ROUTE_ROUNDS:-7}" --lifecycle "${RH_ROUTE_LIFECYCLE:-cold}" \
+    --out "$OUT/route_ab_device_${RH_ROUTE_LIFECYCLE:-cold}_${GPU_TAG}.json"
+  $PY scripts/benchmarks/ladder_verdict.py "$OUT/route_ab_device_${RH_ROUTE_LIFECYCLE:-cold}_${GPU_TAG}.json"
+}
+
+# The installed build's two routes step by step in one process
+# (stream_timeline.py): cold and steady streaming "none" streams, device-fed,
+# timed whole and with the device synchronized after each batch (the first
+# batch, with a cold engine's construction, apart from the later updates),
+# RH_ROUTE_DTYPES (default float64 float32), RH_TIMELINE_ROUNDS rounds
+# (default 21): $OUT/stream_timeline_${GPU_TAG}.json.
+route_timeline() {
+  set -e
+  $PY scripts/profiling/stream_timeline.py --routes pipeline auto --dtypes ${RH_ROUTE_DTYPES:-float64 float32} \
+    --rounds "${RH_TIMELINE_ROUNDS:-21}" --out "$OUT/stream_timeline_${GPU_TAG}.json"
 }
 
 # The CUPTI profile (profile_cuda_update.py) of the installed engine's two

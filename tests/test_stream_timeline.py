@@ -1,0 +1,49 @@
+"""stream_timeline.py (a stream's time step by step, per CUDA solver route,
+issue 28): on the NumPy backend, the record's cases and summaries, each
+route's own samples, and the summary's medians from those samples. The GPU
+runs it on native_cuda (scripts/device/gpu_check.sh stream_timeline)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "profiling"))
+
+import stream_timeline as timeline  # noqa: E402
+
+
+def test_each_route_and_dtype_has_its_samples_and_their_medians(tmp_path, capsys):
+    out = tmp_path / "timeline.json"
+    assert timeline.main(["--backend", "numpy", "--feed", "host", "--shape-class", "latency-smoke", "--rounds", "3",
+                          "--routes", "pipeline", "auto", "--dtypes", "float64", "float32", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["schema"] == "renewable-huber-stream-timeline"
+    assert [(c["dtype"], c["route"]) for c in record["cases"]] == [
+        ("float64", "pipeline"), ("float64", "auto"), ("float32", "pipeline"), ("float32", "auto")]
+    for case in record["cases"]:
+        samples = case["samples"]
+        assert set(samples) == {"cold_whole", "cold_steps", "steady_whole", "steady_steps"}
+        assert all(len(streams) == 3 for streams in samples.values())
+        # steps: the first batch, each later batch, the final synchronization
+        assert all(len(s) == case["batches"] + 1 for s in samples["cold_steps"])
+        assert all(len(s) == 1 for s in samples["cold_whole"])
+        summary = case["summary"]["cold_steps"]
+        assert summary["first_batch_ms"] == statistics.median(s[0] for s in samples["cold_steps"]) * 1e3
+        assert summary["later_update_ms"] == statistics.median(
+            statistics.median(s[1:-1]) for s in samples["cold_steps"]) * 1e3
+        assert case["summary"]["steady_whole"]["stream_ms"] == statistics.median(
+            s[0] for s in samples["steady_whole"]) * 1e3
+    assert "RH_CUDA_SOLVER" not in __import__("os").environ
+    assert capsys.readouterr().out.count("latency-smoke") == 4
+
+
+def test_the_summary_takes_medians_of_the_steps():
+    streams = [[0.004, 0.001, 0.003, 0.002, 0.0], [0.006, 0.002, 0.002, 0.002, 0.001], [0.005, 0.001, 0.001, 0.001, 0.0]]
+    summary = timeline.summary({"cold_steps": streams, "cold_whole": [[0.01], [0.03], [0.02]]})
+    assert summary["cold_steps"]["first_batch_ms"] == 5.0
+    assert summary["cold_steps"]["later_update_ms"] == 2.0  # medians 2, 2, 1 ms
+    assert abs(summary["cold_steps"]["stream_ms"] - 10.0) < 1e-9  # totals 10, 13, 8 ms
+    assert summary["cold_whole"]["stream_ms"] == 20.0
