@@ -171,6 +171,15 @@ for dtype in ("float64", "float32"):
             warnings.simplefilter("ignore")
             wide.partial_fit(W[:200], v[:200]); wide.partial_fit(W[200:], v[200:])
         del os.environ["RH_CUDA_SOLVER"], wide
+        if penalty == "none":  # the Newton loop driven on the device (33 <= d <= 48 on the narrow route)
+            L = rng.normal(size=(600, 32)).astype(dtype); u = (L @ rng.normal(size=32) + rng.standard_t(3, size=600)).astype(dtype)
+            loop = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for s in range(0, 600, 200):
+                    loop.partial_fit(L[s:s+200], u[s:s+200])
+            print(dtype, "loop", {k: loop.cuda_features_[k] for k in ("host_syncs", "graph_captures", "graph_replays")})
+            del loop
 del m, g  # released before exit: nanobind reports instances still alive when the interpreter ends
 print("sanitized streams done")
 PY
