@@ -247,16 +247,19 @@ RH_LADDER_PROFILE="a" RH_PROFILE_SPECS="streaming float64 none device,streaming 
     assert "--input device --cuda-graphs --out /out/profile_a/streaming_float64_none_device_graphs.json" in graphs
 
 
-def test_route_ab_pairs_the_host_route_with_the_default_and_the_control_in_one_build(tmp_path):
+def stubbed_run(tmp_path: Path, sections: list[str], calls: str) -> list[str]:
+    """The lines gpu_check.sh's ``sections`` print for ``calls`` (a shell
+    snippet), the benchmark stubbed as `bench` (PY=bench OUT=/out GPU_TAG=h100)."""
     driver = tmp_path / "driver.sh"
-    driver.write_text(section("route_ab") + """
-bench() { echo "bench $*"; }
-PY=bench OUT=/out GPU_TAG=h100
-route_ab
-""")
+    driver.write_text("".join(section(name) for name in sections) +
+                      'bench() { echo "bench $*"; }\nPY=bench OUT=/out GPU_TAG=h100\n' + calls)
     run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    ab, verdict = run.stdout.splitlines()
+    return run.stdout.splitlines()
+
+
+def test_route_ab_pairs_the_host_route_with_the_default_and_the_control_in_one_build(tmp_path):
+    ab, verdict = stubbed_run(tmp_path, ["route_ab"], "route_ab\n")
     assert re.findall(r"--engine (\S+?)=", ab) == ["main", "device_loop", "main_again"]
     assert "--engine-env main=RH_CUDA_SOLVER=pipeline" in ab and "--engine-env main_again=RH_CUDA_SOLVER=pipeline" in ab
     assert "--engine-env device_loop" not in ab  # the default route
@@ -265,30 +268,14 @@ route_ab
 
 
 def test_route_ab_steady_pairs_primed_estimators_into_its_own_record(tmp_path):
-    driver = tmp_path / "driver.sh"
-    driver.write_text(section("route_ab") + """
-bench() { echo "bench $*"; }
-PY=bench OUT=/out GPU_TAG=h100 RH_ROUTE_LIFECYCLE=steady
-route_ab
-""")
-    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    ab, verdict = run.stdout.splitlines()
+    ab, verdict = stubbed_run(tmp_path, ["route_ab"], "RH_ROUTE_LIFECYCLE=steady route_ab\n")
     assert "--lifecycle steady --out /out/route_ab_device_steady_h100.json" in ab
     assert verdict.endswith("ladder_verdict.py /out/route_ab_device_steady_h100.json")
 
 
 def test_route_timeline_times_both_routes_step_by_step_in_one_process(tmp_path):
-    driver = tmp_path / "driver.sh"
-    driver.write_text(section("route_timeline") + """
-bench() { echo "bench $*"; }
-PY=bench OUT=/out GPU_TAG=h100
-route_timeline
-RH_ROUTE_DTYPES=float32 RH_TIMELINE_ROUNDS=5 route_timeline
-""")
-    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    both, one = run.stdout.splitlines()
+    both, one = stubbed_run(tmp_path, ["route_timeline"],
+                            "route_timeline\nRH_ROUTE_DTYPES=float32 RH_TIMELINE_ROUNDS=5 route_timeline\n")
     assert both == ("bench scripts/profiling/stream_timeline.py --routes pipeline auto --dtypes float64 float32 "
                     "--rounds 21 --out /out/stream_timeline_h100.json")
     assert "--dtypes float32 --rounds 5 " in one
