@@ -1,7 +1,11 @@
 """cuda_graphs=True (issue 13): a Newton iteration's launches and LAMM's
-first pass of trials captured once per batch and replayed. A graph runs the
-same kernels in the same order on the same stream, so the results must be
-the same bits as the plain launches; the counters say what happened. The
+first pass of trials captured and replayed. A Newton direction on the
+narrow route (p <= 64) reads what changes between batches from device
+memory, so one capture serves every batch of the same rows (issue 28), and
+it does so by default too; cuda_graphs=True adds the other sequences,
+captured once per batch. A graph runs the same kernels
+in the same order on the same stream, so the results must be the same bits
+as the plain launches; the counters say what happened. The
 plain models here are pipeline-only (RH_CUDA_SOLVER=pipeline): small batches
 would otherwise take the block solver, a different rounding. GPU only
 (marked `gpu`).
@@ -49,21 +53,50 @@ def test_graphs_give_the_plain_launches_bits(dtype, penalty, p):
     print(f"{dtype} {penalty} p={p}: iterations {graphed.n_iter_}, captures {features['graph_captures']}, "
           f"replays {features['graph_replays']}, fallbacks {features['graph_fallbacks']}")
     assert features["cuda_graphs"] and not plain.cuda_features_["cuda_graphs"]
-    assert plain.cuda_features_["graph_captures"] == 0 and plain.cuda_features_["graph_replays"] == 0
-    if p == 6:  # nothing in these iterations refuses capture
-        assert features["graph_fallbacks"] == 0 and features["graph_captures"] >= 1 and features["graph_replays"] >= 1
+    plain_features = plain.cuda_features_
+    if p == 6 and penalty == "none":  # the narrow route's reused direction graph runs without cuda_graphs too
+        assert plain_features["graph_captures"] == 1 and plain_features["graph_replays"] >= 4
+    else:
+        assert plain_features["graph_captures"] == 0 and plain_features["graph_replays"] == 0
+    if p == 6 and penalty == "none":  # one capture for the whole stream: four batches of 1,000 rows
+        assert features["graph_fallbacks"] == 0 and features["graph_captures"] == 1
+        assert features["graph_replays"] >= 4
+    elif p == 6:  # nothing in these iterations refuses capture; LAMM's passes are captured again in later batches
+        assert features["graph_fallbacks"] == 0 and features["graph_captures"] >= 2 and features["graph_replays"] >= 1
     else:  # captured and replayed, or refused once and counted
         assert features["graph_replays"] >= 1 or features["graph_fallbacks"] == 1
 
 
-def test_graphs_follow_device_batches_whose_addresses_change():
+@pytest.mark.parametrize("penalty", ["none", "l1"])
+def test_graphs_follow_device_batches_whose_addresses_change(penalty):
     cupy = pytest.importorskip("cupy")
     X, y = stream("float64", 6)
-    plain = RenewableHuberRegressor(backend="native_cuda")
-    graphed = RenewableHuberRegressor(backend="native_cuda", cuda_graphs=True)
-    for start in range(0, len(y), 500):  # a new device allocation per batch: recaptured each time
+    plain = RenewableHuberRegressor(backend="native_cuda", penalty=penalty)
+    graphed = RenewableHuberRegressor(backend="native_cuda", penalty=penalty, cuda_graphs=True)
+    for start in range(0, len(y), 500):  # a new device allocation per batch
         dX, dy = cupy.asarray(X[start:start + 500]), cupy.asarray(y[start:start + 500])
         plain.partial_fit(dX, dy)
         graphed.partial_fit(dX, dy)
+        np.testing.assert_array_equal(graphed.state_.coefficients, plain.state_.coefficients)
         np.testing.assert_array_equal(graphed.state_.information, plain.state_.information)
-    assert graphed.cuda_features_["graph_captures"] >= 2
+    if penalty == "none":  # the batch's addresses are read from device memory: captured once, replayed after
+        assert graphed.cuda_features_["graph_captures"] == 1
+    else:  # LAMM's passes take the batch's addresses as arguments: captured again in later batches
+        assert graphed.cuda_features_["graph_captures"] >= 2
+
+
+def test_a_reused_graph_is_captured_again_for_other_rows():
+    X, y = stream("float64", 6, n=3500)
+    plain = RenewableHuberRegressor(backend="native_cuda")
+    graphed = RenewableHuberRegressor(backend="native_cuda", cuda_graphs=True)
+    expected, captured_rows = 0, None
+    for start, stop in ((0, 1000), (1000, 2000), (2000, 2700), (2700, 3400), (3400, 3500)):
+        plain.partial_fit(X[start:stop], y[start:stop])
+        graphed.partial_fit(X[start:stop], y[start:stop])
+        np.testing.assert_array_equal(graphed.state_.coefficients, plain.state_.coefficients)
+        np.testing.assert_array_equal(graphed.state_.information, plain.state_.information)
+        # the rows of the last capture: replayed; other rows: plain first, captured at the second direction
+        if stop - start != captured_rows and graphed.n_iter_ >= 2:
+            expected, captured_rows = expected + 1, stop - start
+    assert expected >= 2  # the stream's row changes were captured again (1,000, then 700 at least)
+    assert graphed.cuda_features_["graph_captures"] == expected

@@ -50,6 +50,7 @@ CudaEngine<T>::CudaEngine(const EngineOptions& options)
       driver_vectors_(static_cast<std::size_t>(7 * d_)) {
     DeviceGuard guard(device_);
     closing_done_.make();
+    loop_solved_.make();
     ws_.reserve_parameters(device_, p_, d_, block_solver_may_run(solver_choice_ == SolverChoice::block, d_), stream_);
     solver_.reserve(device_, solver_handle_, d_);
     counters_.n_features_in = p_;
@@ -144,9 +145,12 @@ EngineFeatures CudaEngine<T>::features() const {
     out.host_syncs = host_syncs_;
     out.workspace_allocations = ws_.allocations() + solver_.allocations();
     out.workspace_bytes = ws_.bytes() + solver_.bytes() + (staging_ ? staging_->bytes() : 0);
-    out.graph_captures = newton_graph_.captures() + lamm_gradient_graph_.captures() + lamm_trial_graph_.captures();
-    out.graph_replays = newton_graph_.replays() + lamm_gradient_graph_.replays() + lamm_trial_graph_.replays();
-    out.graph_fallbacks = newton_graph_.fallbacks() + lamm_gradient_graph_.fallbacks() + lamm_trial_graph_.fallbacks();
+    out.graph_captures = newton_graph_.captures() + lamm_gradient_graph_.captures() + lamm_trial_graph_.captures() +
+                         newton_loop_.captures();
+    out.graph_replays = newton_graph_.replays() + lamm_gradient_graph_.replays() + lamm_trial_graph_.replays() +
+                        newton_loop_.replays();
+    out.graph_fallbacks = newton_graph_.fallbacks() + lamm_gradient_graph_.fallbacks() +
+                          lamm_trial_graph_.fallbacks() + newton_loop_.fallbacks();
     out.cuda_graphs = cuda_graphs_;
     out.fast_math = fast_math_;
     out.owns_stream = context_.owns_stream();

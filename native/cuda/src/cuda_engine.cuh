@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "batch.cuh"
@@ -21,6 +22,7 @@
 #include "graph_replay.cuh"
 #include "host_staging.cuh"
 #include "linear_solver.cuh"
+#include "newton_loop_graph.cuh"
 #include "objective.cuh"
 #include "stream_point.cuh"
 #include "workspace.cuh"
@@ -55,6 +57,8 @@ private:
         bool converged = false;
         core::StopReason reason = core::StopReason::converged;
         double objective = 0.0;
+        bool meat_closed = false;  // the meat's closing enqueued with the batch's
+        bool drained = false;      // the stream waited for after everything the update enqueued
     };
     // The batch's surrogate terms.
     SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;
@@ -64,6 +68,24 @@ private:
     SolveOutcome solve_on_host(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
                                const core::SolverConfig& config, double h, double lambda_value,
                                core::UpdateDiagnostics& diagnostics);
+    // Core's Newton driver on the device (device_driven_solve.cu): the
+    // batch's directions and the driver's replays as one CUDA graph's loop,
+    // the closing (and the meat's) after it, one wait for the outcome (for
+    // the whole stream with `drain`). Nothing when the loop cannot serve the
+    // batch (no graph could be made; a system the Cholesky rung refused, the
+    // majorizer's step): the host route solves it then.
+    bool newton_on_device_serves(const core::SolverConfig& config) const;
+    std::optional<SolveOutcome> solve_on_device(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
+                                                const core::SolverConfig& config, double h, bool drain,
+                                                core::UpdateDiagnostics& diagnostics);
+    // The narrow route (d <= kNarrowGram, p <= kRowProductColumns): a Newton
+    // direction reads everything that changes between batches from the
+    // batch's constants, so its graphs are reused under graph_key(batch): the
+    // rows and every placement of the workspace's or the solve ladder's buffers.
+    bool narrow_route() const;
+    GraphKey graph_key(const StagedBatch<T>& batch) const {
+        return GraphKey{batch.rows, ws_.allocations() + solver_.allocations()};
+    }
     // The passes of a batch over this engine's device buffers.
     DevicePasses<T> passes(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config,
                            double h);
@@ -136,6 +158,9 @@ private:
     std::int64_t updates_ = 0, host_syncs_ = 0;
     // cuda_graphs: a Newton direction's launches, LAMM's gradient and its trial pass.
     GraphReplay newton_graph_, lamm_gradient_graph_, lamm_trial_graph_;
+    // The device-driven Newton solve's loop, and the point after its outcome's copy.
+    NewtonLoopGraph newton_loop_;
+    StreamPoint loop_solved_;
 };
 
 }  // namespace rh::cuda

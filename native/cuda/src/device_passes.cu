@@ -19,6 +19,19 @@ void DevicePasses<T>::send(const T* point, const PassInputs& inputs) {
 }
 
 template <class T>
+void DevicePasses<T>::send_constants() {
+    BatchConstants<T>& values = *host.constants();
+    values.terms = terms;
+    values.X = batch.X;
+    values.w = batch.w;
+    values.tau = tau;
+    values.h = h;
+    RH_CUDA_CHECK(cudaMemcpyAsync(ws.constants.data(), &values, sizeof(BatchConstants<T>), cudaMemcpyHostToDevice,
+                                  stream));
+    constants_sent = true;
+}
+
+template <class T>
 void DevicePasses<T>::send_trials() {
     launch_receive<T>(stream, nullptr, nullptr, host.upload_count(), host.upload(), ws.trial_inputs.data());
 }
@@ -31,11 +44,17 @@ void DevicePasses<T>::publish(bool system_flags, const T* vector, const T* value
 
 template <class T>
 void DevicePasses<T>::wait() {
+    wait_for(nullptr);
+}
+
+template <class T>
+void DevicePasses<T>::wait_for(cudaEvent_t event) {
     if (check.unlaunched()) {  // no pass launched it: on its own, before the wait
         launch_batch_check<T>(batch, p(), ws, check.host_sums, stream);
         check.launched = true;
+        event = nullptr;  // the check comes after the event: the whole stream
     }
-    RH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    RH_CUDA_CHECK(event != nullptr ? cudaEventSynchronize(event) : cudaStreamSynchronize(stream));
     ++syncs;
     if (check.pending()) {
         const double* sums = check.host_sums;
@@ -87,7 +106,7 @@ ScoreSums DevicePasses<T>::direction_scores() {
     const ResidualAdvance<T> advance{ws.dz.data(), &inputs->t, ws.trial_residuals.data(), &inputs->trial};
     launch_narrow_score_gram<T>(stream, batch.rows, p(), terms.intercept, batch.X, advance, batch.w, tau, h,
                                 ws.r.data(), ws.gram_partials.data(), ws.G.data(), ws.product.data(),
-                                ws.partials.data());
+                                ws.partials.data(), batch_constants());
     return {ws.partials.data(), 1};
 }
 
@@ -112,7 +131,7 @@ void DevicePasses<T>::halving_pass() {
     const T* intercept_step = terms.intercept ? ws.step.data() + p() : nullptr;
     if (p() <= kRowProductColumns) {  // Z step and the losses in one read of the rows
         launch_step_line_search<T>(stream, batch.rows, p(), batch.X, ws.step.data(), intercept_step, ws.r.data(),
-                                   batch.w, tau, ws.dz.data(), ws.partials.data());
+                                   batch.w, tau, ws.dz.data(), ws.partials.data(), batch_constants());
     } else {
         vendor::rows_times(blas, static_cast<int>(batch.rows), static_cast<int>(p()), batch.X, ws.step.data(),
                            ws.dz.data());
@@ -121,7 +140,7 @@ void DevicePasses<T>::halving_pass() {
     }
     launch_search_memory<T>(stream, terms, ws.theta.data(), ws.step.data(), 1.0, -1, kLineSearchSteps,
                             ws.points.data(), PassLosses{ws.partials.data(), blocks(), kLineSearchSteps}, record(),
-                            ws.grid_scratch());
+                            ws.grid_scratch(), terms_in(batch_constants()));
 }
 
 template <class T>

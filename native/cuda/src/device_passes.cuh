@@ -12,9 +12,11 @@
 #include <cstdint>
 
 #include "batch.cuh"
+#include "batch_constants.cuh"
 #include "engine_internal.cuh"
 #include "launch.cuh"
 #include "linear_solver.cuh"
+#include "newton_replay.cuh"
 #include "objective.cuh"
 #include "workspace.cuh"
 
@@ -23,8 +25,8 @@ namespace rh::cuda {
 // The pinned host side of the passes' transfers, one allocation: the pass
 // record, the pass inputs, a d-vector read back (a step, a gradient), the
 // values the host sends (a point, or LAMM's trial inputs in
-// Workspace::trial_inputs' layout) and LAMM's trial points the device
-// proposed. The device reads and writes it directly (a kernel, no copy
+// Workspace::trial_inputs' layout), LAMM's trial points the device
+// proposed and the batch's constants (copied to the device once a batch). The device reads and writes it directly (a kernel, no copy
 // engine: launch_receive, launch_publish, the memory kernels' record).
 template <class T>
 class PassExchange {
@@ -34,13 +36,23 @@ public:
           upload_count_((d + p + 1) * kLammTrialsPerPass),
           bytes_(static_cast<std::int64_t>(aligned(sizeof(PassRecord)) + aligned(sizeof(PassInputs)) +
                                            aligned(sizeof(T) * d) + aligned(sizeof(T) * upload_count_) +
-                                           aligned(sizeof(T) * d * kLammTrialsPerPass))) {}
+                                           aligned(sizeof(T) * d * kLammTrialsPerPass) +
+                                           aligned(sizeof(BatchConstants<T>)) + aligned(sizeof(DeviceNewtonLoop)))) {}
 
     PassRecord* record() const { return reinterpret_cast<PassRecord*>(bytes_.get()); }
     PassInputs* inputs() const { return reinterpret_cast<PassInputs*>(at(aligned(sizeof(PassRecord)))); }
     T* vector() const { return reinterpret_cast<T*>(at(aligned(sizeof(PassRecord)) + aligned(sizeof(PassInputs)))); }
     T* upload() const { return vector() + aligned(sizeof(T) * d_) / sizeof(T); }
     T* candidates() const { return upload() + aligned(sizeof(T) * upload_count_) / sizeof(T); }
+    BatchConstants<T>* constants() const {
+        return reinterpret_cast<BatchConstants<T>*>(candidates() +
+                                                    aligned(sizeof(T) * d_ * kLammTrialsPerPass) / sizeof(T));
+    }
+    // The device-driven Newton loop's control, sent before it, and its outcome, read after it.
+    DeviceNewtonLoop* loop() const {
+        return reinterpret_cast<DeviceNewtonLoop*>(reinterpret_cast<unsigned char*>(constants()) +
+                                                   aligned(sizeof(BatchConstants<T>)));
+    }
     std::int64_t upload_count() const { return upload_count_; }
 
 private:
@@ -74,13 +86,19 @@ struct DevicePasses {
     // pass (or by a wait that comes first), judged after the first wait,
     // before any value read there reaches a driver.
     DeferredCheck& check;
+    // Whether send_constants() has put this batch's values on the device
+    // (then the direction's and the line search's kernels read them there).
+    bool constants_sent = false;
 
     std::int64_t p() const { return terms.p; }
     std::int64_t d() const { return terms.d; }
     int blocks() const { return row_blocks(batch.rows); }
-    // The record the host reads (its pinned memory, written by the kernels)
-    // and the system's flags on the device.
-    PassRecord* record() const { return host.record(); }
+    // Where the passes write their record: the host's (pinned memory, which
+    // the host reads) unless `record_target` names one in device memory (the
+    // device-driven solve's, which its replays read).
+    PassRecord* record_target = nullptr;
+    // The record the passes write and the system's flags on the device.
+    PassRecord* record() const { return record_target != nullptr ? record_target : host.record(); }
     SystemFlags* system() const { return ws.system.data(); }
 
     // The host's values to the device: a point into ws.theta and the pass's
@@ -88,12 +106,21 @@ struct DevicePasses {
     // one kernel; LAMM's trials as the host formed them (host.upload()).
     void send(const T* point, const PassInputs& inputs);
     void send_trials();
+    // The batch's constants (its rows, tau, h, the surrogate terms) into
+    // ws.constants, once a batch before its first direction: the launches
+    // that read them there keep the same arguments from batch to batch (a
+    // CUDA graph of them is reused, graph_replay.cuh).
+    void send_constants();
+    const BatchConstants<T>* batch_constants() const { return constants_sent ? ws.constants.data() : nullptr; }
     // What the host reads after a pass: the system's flags (with
     // `system_flags`), a device d-vector into host.vector() and n2 values
     // into host.candidates(); the wait (counted; the first judges the batch's
     // value check when it is pending, launching it first if no pass has).
     void publish(bool system_flags, const T* vector, const T* values = nullptr, std::int64_t n2 = 0);
     void wait();
+    // The same wait for `event` (recorded on the stream) instead of the
+    // whole stream: work enqueued after it runs on.
+    void wait_for(cudaEvent_t event);
 
     // r = y - Z point (point on the device) and the partial sums of w loss(r)
     // (one launch for p <= kRowProductColumns, else cuBLAS's gemv first);

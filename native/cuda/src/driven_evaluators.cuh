@@ -132,13 +132,13 @@ private:
             if (LinearSolver<T>::small_rung(P.d())) {
                 launch_small_newton_step<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), sums.partials,
                                             sums.count, P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(),
-                                            P.ws.step.data(), P.system());
+                                            P.ws.step.data(), P.system(), terms_in(P.batch_constants()));
                 halving_launches();
                 return;
             }
             launch_newton_system<T>(P.stream, P.terms, P.ws.theta.data(), P.ws.product.data(), sums.partials,
                                     sums.count, P.ws.G.data(), P.ws.gradient.data(), P.ws.H.data(), P.system(),
-                                    P.ws.grid_scratch());
+                                    P.ws.grid_scratch(), terms_in(P.batch_constants()));
             search_launches();
         });
     }
@@ -184,12 +184,7 @@ private:
         }
     }
 
-    // The slot of t in its pass: halvings t = 2^-k, doublings u = 2^(k+1).
-    static int slot(double t) {
-        int exponent = 0;
-        std::frexp(t, &exponent);  // t = 0.5 * 2^exponent
-        return t <= 1.0 ? 1 - exponent : exponent - 2;
-    }
+    static int slot(double t) { return pass_slot(t); }
 
     // The pass that holds t: the halvings' or the doublings'.
     const Slots& slots_of(double t) const { return t <= 1.0 ? halving_ : doubling_; }

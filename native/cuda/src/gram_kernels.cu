@@ -73,8 +73,11 @@ struct ScoredChunk {
 template <class T, int NB>
 __global__ void __launch_bounds__(kThreads, NB <= 5 ? 2 : 1) narrow_score_gram_kernel(std::int64_t n, std::int64_t p, bool intercept,
                                                                      const T* X, ResidualAdvance<T> advance,
-                                                                     const T* w, T tau, T h, T* r, double* partials) {
+                                                                     const T* w, T tau, T h, T* r, double* partials,
+                                                                     const BatchConstants<T>* constants) {
     __shared__ __align__(16) double slots[kReducePairs][kWarps][64];
+    read_row_inputs(constants, X, w, tau);
+    read_bandwidth(constants, h);
     const double t = advance.t != nullptr ? *advance.t : 0.0;
     const int trial = advance.trial != nullptr ? *advance.trial : -1;
     const T scaled = static_cast<T>(t);
@@ -125,9 +128,10 @@ __global__ void __launch_bounds__(kThreads, NB <= 5 ? 2 : 1) narrow_score_gram_k
 
 template <class T, int NB>
 void launch_score_gram_blocks(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,
-                              const ResidualAdvance<T>& advance, const T* w, T tau, T h, T* r, double* partials) {
+                              const ResidualAdvance<T>& advance, const T* w, T tau, T h, T* r, double* partials,
+                              const BatchConstants<T>* constants) {
     narrow_score_gram_kernel<T, NB><<<kGramBlocks, kThreads, 0, stream>>>(n, p, intercept, X, advance, w, tau, h, r,
-                                                                          partials);
+                                                                          partials, constants);
 }
 
 // Each entry's total by one warp over the blocks' partials
@@ -202,17 +206,17 @@ void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, boo
 template <class T>
 void launch_narrow_score_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,
                               const ResidualAdvance<T>& advance, const T* w, T tau, T h, T* r, double* partials, T* G,
-                              T* gx, double* score_sum) {
+                              T* gx, double* score_sum, const BatchConstants<T>* constants) {
     const int d = static_cast<int>(p + (intercept ? 1 : 0));
     switch ((d + kMmaSide - 1) / kMmaSide) {
-        case 1: launch_score_gram_blocks<T, 1>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 2: launch_score_gram_blocks<T, 2>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 3: launch_score_gram_blocks<T, 3>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 4: launch_score_gram_blocks<T, 4>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 5: launch_score_gram_blocks<T, 5>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 6: launch_score_gram_blocks<T, 6>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        case 7: launch_score_gram_blocks<T, 7>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
-        default: launch_score_gram_blocks<T, 8>(stream, n, p, intercept, X, advance, w, tau, h, r, partials); break;
+        case 1: launch_score_gram_blocks<T, 1>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 2: launch_score_gram_blocks<T, 2>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 3: launch_score_gram_blocks<T, 3>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 4: launch_score_gram_blocks<T, 4>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 5: launch_score_gram_blocks<T, 5>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 6: launch_score_gram_blocks<T, 6>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        case 7: launch_score_gram_blocks<T, 7>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
+        default: launch_score_gram_blocks<T, 8>(stream, n, p, intercept, X, advance, w, tau, h, r, partials, constants); break;
     }
     RH_CUDA_LAUNCHED();
     const int totals = d * (d + 1) / 2 + d;
@@ -228,9 +232,9 @@ template void launch_narrow_gram<double>(cudaStream_t, std::int64_t, std::int64_
 
 template void launch_narrow_score_gram<float>(cudaStream_t, std::int64_t, std::int64_t, bool, const float*,
                                               const ResidualAdvance<float>&, const float*, float, float, float*,
-                                              double*, float*, float*, double*);
+                                              double*, float*, float*, double*, const BatchConstants<float>*);
 template void launch_narrow_score_gram<double>(cudaStream_t, std::int64_t, std::int64_t, bool, const double*,
                                                const ResidualAdvance<double>&, const double*, double, double, double*,
-                                               double*, double*, double*, double*);
+                                               double*, double*, double*, double*, const BatchConstants<double>*);
 
 }  // namespace rh::cuda

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "batch_constants.cuh"
 #include "huber_kernels.cuh"
 
 namespace rh::cuda {
@@ -32,10 +33,11 @@ void launch_narrow_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, boo
 // Gram G = Z' diag(c) Z as launch_narrow_gram forms it (the same bits), and
 // Z' s: X' s into gx (p entries, summed in double) and the intercept's sum
 // of s into *score_sum (zero without an intercept). tau and h as
-// launch_score_rows takes them.
+// launch_score_rows takes them; X, w, tau and h from `constants` when
+// given (batch_constants.cuh).
 template <class T>
 void launch_narrow_score_gram(cudaStream_t stream, std::int64_t n, std::int64_t p, bool intercept, const T* X,
                               const ResidualAdvance<T>& advance, const T* w, T tau, T h, T* r, double* partials, T* G,
-                              T* gx, double* score_sum);
+                              T* gx, double* score_sum, const BatchConstants<T>* constants = nullptr);
 
 }  // namespace rh::cuda

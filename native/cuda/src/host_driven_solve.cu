@@ -22,6 +22,8 @@
 #include "core/surrogate_terms.hpp"
 #include "cuda_engine.cuh"
 #include "driven_evaluators.cuh"
+#include "gram_kernels.cuh"
+#include "row_products.cuh"
 
 namespace rh::cuda {
 
@@ -57,6 +59,15 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
                                                                   double lambda_value,
                                                                   core::UpdateDiagnostics& diagnostics) {
     DevicePasses<T> device = passes(batch, terms, config, h);
+    device.send_constants();
+    // A Newton direction on the narrow route reads everything that changes
+    // between batches from the constants just sent: its graph is reused by
+    // every batch of the same key (graph_replay.cuh), with or without
+    // cuda_graphs, which adds the sequences captured a batch.
+    const bool narrow = narrow_route();
+    newton_graph_.new_batch(narrow ? std::optional<GraphKey>(graph_key(batch)) : std::nullopt);
+    lamm_gradient_graph_.new_batch();
+    lamm_trial_graph_.new_batch();
     T* v = driver_vectors_.data();
     const core::DriverBuffers<T> buffers{v, v + d_, v + 2 * d_, v + 3 * d_, v + 4 * d_, v + 5 * d_};
     core::SolverResult<T> result;
@@ -67,7 +78,7 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
         result = core::lamm(evaluator, d_, host_theta_.data(), mask, lambda_value, config.max_iter, config.tol, buffers);
         evaluator.finish(result.theta);
     } else {
-        DeviceNewtonEvaluator<T> evaluator(device, graph(newton_graph_), v + 6 * d_);
+        DeviceNewtonEvaluator<T> evaluator(device, narrow ? &newton_graph_ : graph(newton_graph_), v + 6 * d_);
         result = core::damped_newton(evaluator, d_, host_theta_.data(), config.max_iter, config.tol, buffers,
                                      diagnostics);
         evaluator.finish(result.theta);
@@ -80,6 +91,11 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
     // judged yet (a solve that read nothing) is judged here, before the commit.
     if (deferred_check_.pending()) device.wait();
     return {result.iterations, result.converged, result.reason, result.objective};
+}
+
+template <class T>
+bool CudaEngine<T>::narrow_route() const {
+    return d_ <= kNarrowGram && p_ <= kRowProductColumns;
 }
 
 template class CudaEngine<float>;

@@ -1,5 +1,7 @@
 #include "objective.cuh"
 
+#include "batch_constants.cuh"
+
 #include "core/memory_along_step.hpp"
 #include "engine_internal.cuh"
 #include "grid_last_block.cuh"
@@ -44,7 +46,9 @@ inline int system_blocks(std::int64_t d) { return static_cast<int>((d + kWarps -
 // + t: spread over the grid's multiprocessors), H over the grid.
 template <class T>
 __global__ void newton_system_kernel(SurrogateTerms<T> terms, const T* theta, const T* gx, const double* s_partials,
-                                     int blocks, const T* G, T* g, T* H, SystemFlags* flags, GridScratch scratch) {
+                                     int blocks, const T* G, T* g, T* H, SystemFlags* flags, GridScratch scratch,
+                                     const SurrogateTerms<T>* terms_on_device) {
+    read_terms(terms_on_device, terms);
     const double score_sum = block_score_sum(s_partials, blocks);
     if (threadIdx.x < kWarps)
         gradient_rows<T, kWalkUnroll>(terms, theta, gx, score_sum, blockIdx.x * kWarps + threadIdx.x,
@@ -116,7 +120,8 @@ __device__ inline void point_loss(const PassLosses& losses, int k, double* out) 
 template <class T>
 __global__ void search_memory_kernel(SurrogateTerms<T> terms, const T* theta, const T* step, double first,
                                      int exponent_step, T* points, PassLosses losses, PassRecord* record,
-                                     GridScratch scratch) {
+                                     GridScratch scratch, const SurrogateTerms<T>* terms_on_device) {
+    read_terms(terms_on_device, terms);
     const int k = blockIdx.y, count = static_cast<int>(gridDim.y) - 1;
     const std::int64_t d = terms.d;
     auto D0 = [&](std::int64_t j) { return static_cast<double>(theta[j] - terms.theta_prev[j]); };
@@ -221,9 +226,9 @@ __global__ void information_update_kernel(std::int64_t d, const T* J, const T* G
 template <class T>
 void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                           const double* s_partials, int blocks, const T* G, T* g, T* H, SystemFlags* flags,
-                          const GridScratch& scratch) {
+                          const GridScratch& scratch, const SurrogateTerms<T>* terms_on_device) {
     newton_system_kernel<T><<<system_blocks(terms.d), kThreads, 0, stream>>>(terms, theta, gx, s_partials, blocks,
-                                                                             G, g, H, flags, scratch);
+                                                                             G, g, H, flags, scratch, terms_on_device);
     RH_CUDA_LAUNCHED();
 }
 
@@ -245,10 +250,10 @@ void launch_gradient(cudaStream_t stream, const SurrogateTerms<T>& terms, const 
 template <class T>
 void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
                           double first, int exponent_step, int count, T* points, const PassLosses& losses,
-                          PassRecord* record, const GridScratch& scratch) {
+                          PassRecord* record, const GridScratch& scratch, const SurrogateTerms<T>* terms_on_device) {
     const dim3 grid(system_blocks(terms.d), count + 1);
     search_memory_kernel<T><<<grid, kThreads, 0, stream>>>(terms, theta, step, first, exponent_step, points, losses,
-                                                           record, scratch);
+                                                           record, scratch, terms_on_device);
     RH_CUDA_LAUNCHED();
 }
 
@@ -284,13 +289,15 @@ void launch_information_update(cudaStream_t stream, std::int64_t d, const T* J, 
 
 #define RH_INSTANTIATE(T)                                                                                           \
     template void launch_newton_system<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*,              \
-                                          const double*, int, const T*, T*, T*, SystemFlags*, const GridScratch&); \
+                                          const double*, int, const T*, T*, T*, SystemFlags*, const GridScratch&,  \
+                                          const SurrogateTerms<T>*);                                               \
     template void launch_majorizer_matrix<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, T*, SystemFlags*,   \
                                              const GridScratch&);                                                  \
     template void launch_gradient<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, const double*,    \
                                      int, T*);                                                                     \
     template void launch_search_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, const T*, double, int, \
-                                          int, T*, const PassLosses&, PassRecord*, const GridScratch&);            \
+                                          int, T*, const PassLosses&, PassRecord*, const GridScratch&,             \
+                                          const SurrogateTerms<T>*);                                               \
     template void launch_point_memory<T>(cudaStream_t, const SurrogateTerms<T>&, const T*, int, const PassLosses&, \
                                          double*, double*, const GridScratch&);                                    \
     template void launch_publish<T>(cudaStream_t, const SystemFlags*, PassRecord*, std::int64_t, const T*, T*,     \

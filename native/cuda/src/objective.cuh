@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "core/memory_along_step.hpp"
@@ -61,6 +62,14 @@ struct PassRecord {
     double point_memory;  // kept apart from the trials a pass launched after it evaluates
 };
 
+// The slot of a step t in its pass's record: the halvings t = 2^-k at k,
+// the majorizer's doublings u = 2^(k+1) at k.
+RH_HOST_DEVICE inline int pass_slot(double t) {
+    int exponent = 0;
+    ::frexp(t, &exponent);  // t = 0.5 * 2^exponent
+    return t <= 1.0 ? 1 - exponent : exponent - 2;
+}
+
 // Where the blocks of a multi-block kernel below leave their parts of a
 // result for the group's last block (grid_last_block.cuh): `values`
 // (grid_scratch_values(d) doubles) and `counters` (kGridCounters, zero
@@ -81,10 +90,13 @@ inline std::int64_t grid_scratch_values(std::int64_t d) { return (kPassPoints + 
 // ceil(d / kWarps) blocks: a warp a column of H, a thread a row of g; the
 // last block writes the flags. H, g and the flags have the bits the one
 // block of block_solver.cu forms (objective_device.cuh's functions).
+// `terms_on_device` (when given): the same terms in device memory, which the
+// kernel reads instead of `terms` (batch_constants.cuh); the host's `terms`
+// still gives the launch its shape (d).
 template <class T>
 void launch_newton_system(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                           const double* s_partials, int blocks, const T* G, T* g, T* H, SystemFlags* flags,
-                          const GridScratch& scratch);
+                          const GridScratch& scratch, const SurrogateTerms<T>* terms_on_device = nullptr);
 
 // Systems up to this size take the Cholesky rung in one block (factor,
 // inverse, rcond and step in shared memory) instead of cuSOLVER's potrf and
@@ -119,11 +131,13 @@ struct PassLosses {
 // blocks per point (a warp a row of J D) and one for the memory term along
 // the step; each group's last block adds the rows in memory_value's order,
 // so every value has the bits of memory_value's (and the along's a and
-// history0 those of memory_value at theta).
+// history0 those of memory_value at theta). `terms_on_device` as
+// launch_newton_system's.
 template <class T>
 void launch_search_memory(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* step,
                           double first, int exponent_step, int count, T* points, const PassLosses& losses,
-                          PassRecord* record, const GridScratch& scratch);
+                          PassRecord* record, const GridScratch& scratch,
+                          const SurrogateTerms<T>* terms_on_device = nullptr);
 
 // The memory part of f at `count` points (d x count, column-major) and
 // their losses into memory_out and losses_out (the host's pinned record's

@@ -93,7 +93,9 @@ __device__ void over_row_chunks(std::int64_t n, std::int64_t p, const T* X, cons
 template <class T, int NB>
 __global__ void __launch_bounds__(kThreads) step_line_search_kernel(std::int64_t n, std::int64_t p, const T* X,
                                                                     const T* step, const T* b, const T* r,
-                                                                    const T* w, T tau, T* dz, double* partials) {
+                                                                    const T* w, T tau, T* dz, double* partials,
+                                                                    const BatchConstants<T>* constants) {
+    read_row_inputs(constants, X, w, tau);
     const int column = lane_column();
     const T intercept = b != nullptr ? *b : T(0);
     const T half_tau_squared = (T(0.5) * tau) * tau;
@@ -215,10 +217,11 @@ void with_column_blocks(std::int64_t p, const char* name, Launch&& launch) {
 
 template <class T>
 void launch_step_line_search(cudaStream_t stream, std::int64_t n, std::int64_t p, const T* X, const T* step,
-                             const T* b, const T* r, const T* w, T tau, T* dz, double* partials) {
+                             const T* b, const T* r, const T* w, T tau, T* dz, double* partials,
+                             const BatchConstants<T>* constants) {
     with_column_blocks(p, "launch_step_line_search", [&](auto nb) {
         step_line_search_kernel<T, decltype(nb)::value>
-            <<<row_blocks(n), kThreads, 0, stream>>>(n, p, X, step, b, r, w, tau, dz, partials);
+            <<<row_blocks(n), kThreads, 0, stream>>>(n, p, X, step, b, r, w, tau, dz, partials, constants);
     });
     RH_CUDA_LAUNCHED();
 }
@@ -247,7 +250,8 @@ void launch_lamm_trial_rows(cudaStream_t stream, std::int64_t n, std::int64_t p,
     template void launch_start_rows<T>(cudaStream_t, std::int64_t, std::int64_t, const T*, const T*, const T*,  \
                                        const T*, const T*, T, T*, double*, double*);                              \
     template void launch_step_line_search<T>(cudaStream_t, std::int64_t, std::int64_t, const T*, const T*,      \
-                                             const T*, const T*, const T*, T, T*, double*);                       \
+                                             const T*, const T*, const T*, T, T*, double*,                        \
+                                             const BatchConstants<T>*);                                           \
     template void launch_lamm_trial_rows<T>(cudaStream_t, std::int64_t, std::int64_t, const T*, const T*,       \
                                             const T*, const T*, const T*, T, T*, double*);
 RH_INSTANTIATE(float)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "batch_constants.cuh"
 #include "huber_kernels.cuh"
 
 namespace rh::cuda {
@@ -33,10 +34,11 @@ void launch_start_rows(cudaStream_t stream, std::int64_t n, std::int64_t p, cons
 // The halving pass's rows in one launch: dz = X step[:p] + b (b = step[p]
 // on the device or null), written by one lane of the row, then the losses
 // of launch_line_search_losses at the halvings (lane c of a row those with
-// k = c mod 8).
+// k = c mod 8). X, w and tau from `constants` when given (batch_constants.cuh).
 template <class T>
 void launch_step_line_search(cudaStream_t stream, std::int64_t n, std::int64_t p, const T* X, const T* step,
-                             const T* b, const T* r, const T* w, T tau, T* dz, double* partials);
+                             const T* b, const T* r, const T* w, T tau, T* dz, double* partials,
+                             const BatchConstants<T>* constants = nullptr);
 
 // LAMM's trial pass in one launch: the kLammTrialsPerPass trials' residuals
 // r_k = r - (X Delta_k + b_k) (changes: p x kLammTrialsPerPass, column-major;

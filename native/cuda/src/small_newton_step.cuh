@@ -18,9 +18,10 @@ namespace rh::cuda {
 // g and H at theta (as launch_newton_system forms them: s_partials the
 // scoring pass's `blocks` partials, gx = Z' s, G the Gram), then step and
 // flags as launch_small_cholesky_step decides them. d <= kSmallSystem.
+// `terms_on_device` as launch_newton_system's.
 template <class T>
 void launch_small_newton_step(cudaStream_t stream, const SurrogateTerms<T>& terms, const T* theta, const T* gx,
                               const double* s_partials, int blocks, const T* G, T* g, T* H, T* step,
-                              SystemFlags* flags);
+                              SystemFlags* flags, const SurrogateTerms<T>* terms_on_device = nullptr);
 
 }  // namespace rh::cuda

@@ -47,6 +47,8 @@ public:
         return true;
     }
 
+    cudaEvent_t event() const { return event_; }
+
 private:
     cudaEvent_t event_ = nullptr;
     bool marked_ = false;

@@ -37,9 +37,6 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     // marks its own point again (a failed one too).
     if (closing_done_.wait_if_ahead()) ++update_syncs_;
     MarkOnExit mark_on_exit{closing_done_, stream_};
-    newton_graph_.new_batch();
-    lamm_gradient_graph_.new_batch();
-    lamm_trial_graph_.new_batch();
 
     // 2. The batch on the device, its values checked, its weight. A batch
     //    for the block solver with unit weights weighs its rows: its values
@@ -97,19 +94,29 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
         diagnostics.cholesky_solves = block.cholesky_solves;
         diagnostics.majorizer_steps = block.majorizer_steps;
     } else {
-        outcome = solve_on_host(staged, surrogate, config, h, lambda_value, diagnostics);
+        // A caller's device batch, which the caller may free once this
+        // returns, is waited for at the end: the device-driven solve's one
+        // wait is then for the whole stream.
+        const bool drain = batch.memory == BatchMemory::device && !batch.engine_owned;
+        std::optional<SolveOutcome> on_device;
+        if (!try_block && newton_on_device_serves(config))  // not a system the block solver's rung refused
+            on_device = solve_on_device(staged, surrogate, config, h, drain, diagnostics);
+        outcome = on_device ? *on_device : solve_on_host(staged, surrogate, config, h, lambda_value, diagnostics);
     }
 
-    // The meat at theta_hat: the block solver closed it in its launch;
-    // otherwise its pass is launched here (ordered before anything that reads it).
-    if (tracks_meat_ && !solved_in_block) passes(staged, surrogate, config, h).close_meat();
+    // The meat at theta_hat: the block solver closed it in its launch, the
+    // device-driven solve with its closing; otherwise its pass is launched
+    // here (ordered before anything that reads it).
+    if (tracks_meat_ && !solved_in_block && !outcome.meat_closed) passes(staged, surrogate, config, h).close_meat();
     // The host route's closing (and the meat's pass) run on after this
     // returns: the state's buffers are read in stream order by whatever comes
     // next, and an asynchronous fault surfaces at the next call that waits.
     // A caller's device batch, which the caller may free once this returns,
     // is waited for (the block solver's one synchronization already came
     // after its last read of the batch).
-    if (!solved_in_block && batch.memory == BatchMemory::device && !batch.engine_owned) {
+    if (outcome.drained) {
+        mark_on_exit.drained();  // the device-driven solve's wait was for the whole stream
+    } else if (!solved_in_block && batch.memory == BatchMemory::device && !batch.engine_owned) {
         RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
         ++update_syncs_;
         mark_on_exit.drained();

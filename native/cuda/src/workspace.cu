@@ -24,6 +24,9 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     if (d <= kNarrowGram) layout.add(gram_partials, narrow_gram_partials(d));
     layout.add(system, 1);
     layout.add(inputs, 1);
+    layout.add(constants, 1);
+    layout.add(pass_record, 1);
+    layout.add(newton_loop, 1);
     layout.add(grid_values, grid_scratch_values(d));
     layout.add(grid_counters, kGridCounters);
     if (block_solver) {
@@ -37,6 +40,8 @@ void Workspace<T>::reserve_parameters(int device, std::int64_t p, std::int64_t d
     // Once per engine (its constructor): a second call throws (the views would move).
     allocations_ += parameter_arena.place(device, layout);
     RH_CUDA_CHECK(cudaMemsetAsync(grid_counters.data(), 0, sizeof(unsigned) * kGridCounters, stream));
+    // (the device-driven solve's replay copies the whole record, flags included, which it then overwrites)
+    RH_CUDA_CHECK(cudaMemsetAsync(pass_record.data(), 0, sizeof(PassRecord), stream));
 }
 
 template <class T>
@@ -92,7 +97,7 @@ template <class T>
 std::int64_t Workspace<T>::bytes() const noexcept {
     std::int64_t total = partials.bytes() + sums.bytes() + gram_partials.bytes() + system.bytes() + inputs.bytes() +
                          outcome.bytes() + block_score_sums.bytes() + block_partials.bytes() + block_flags.bytes() +
-                         grid_values.bytes() + grid_counters.bytes();
+                         grid_values.bytes() + grid_counters.bytes() + pass_record.bytes() + newton_loop.bytes();
     for (const auto* array : {&theta_current, &theta_next, &J_current, &J_next, &X, &y, &w, &ones, &r, &s, &c, &dz,
                               &weighted_rows, &trial_products, &trial_residuals, &theta, &step, &gradient, &product,
                               &mask, &history, &points, &trial_inputs, &G, &H, &G_majorizer, &block_matrices,

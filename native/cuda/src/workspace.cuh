@@ -7,10 +7,12 @@
 
 #include <cstdint>
 
+#include "batch_constants.cuh"
 #include "block_solver.cuh"
 #include "device_arena.cuh"
 #include "engine_internal.cuh"
 #include "huber_kernels.cuh"
+#include "newton_replay.cuh"
 #include "objective.cuh"
 
 namespace rh::cuda {
@@ -53,6 +55,13 @@ struct Workspace {
     DeviceArray<double> partials, sums, gram_partials;
     DeviceArray<SystemFlags> system;
     DeviceArray<PassInputs> inputs;
+    // A batch's values that a Newton direction's launches read on the
+    // device (batch_constants.cuh), written once a batch.
+    DeviceArray<BatchConstants<T>> constants;
+    // The Newton solve driven on the device (newton_replay.cuh): the pass
+    // record its passes write and the loop's control, progress and outcome.
+    DeviceArray<PassRecord> pass_record;
+    DeviceArray<DeviceNewtonLoop> newton_loop;
     // The block solver's (block_solver.cuh; only where d fits it): per block
     // the matrices, vectors, score sums and flags; the partial sums; its outcome.
     DeviceArray<T> block_matrices, block_vectors;

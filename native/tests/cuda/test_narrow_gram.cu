@@ -198,6 +198,40 @@ void check_score_gram(const Shape& shape, int kind, unsigned seed) {
     }
     if (!shape.intercept) EXPECT_EQ(score_sum, 0.0) << "no intercept: the sum of s is written as zero";
 
+    // X, w, tau and h from the batch's constants in device memory (a reused
+    // graph's launch), the launch's own arguments decoys (zeros of X's and
+    // w's sizes, another tau and h): the same r, G, X' s and sum of s.
+    {
+        DeviceBuffer<T> decoy_X(X.size() ? X.size() : 1), decoy_w(w.size()), r3(r.size());
+        DeviceBuffer<T> G3(static_cast<std::size_t>(d * d)), gx3(static_cast<std::size_t>(p > 0 ? p : 1));
+        DeviceBuffer<double> sum3(1);
+        decoy_X.upload(std::vector<T>(X.size() ? X.size() : 1, T(0)));
+        decoy_w.upload(std::vector<T>(w.size(), T(0)));
+        r3.upload(r);
+        rh::cuda::BatchConstants<T> constants;
+        constants.X = dX.data;
+        constants.w = dw.data;
+        constants.tau = tau;
+        constants.h = h;
+        DeviceBuffer<rh::cuda::BatchConstants<T>> dconstants(1);
+        dconstants.upload({constants});
+        rh::cuda::launch_narrow_score_gram<T>(nullptr, n, p, shape.intercept, decoy_X.data, advance, decoy_w.data,
+                                              T(0.5), T(3), r3.data, partials.data, G3.data, gx3.data, sum3.data,
+                                              dconstants.data);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const std::vector<T> r_dev = r3.download(static_cast<std::size_t>(n));
+        const std::vector<T> G_dev = G3.download(static_cast<std::size_t>(d * d));
+        const std::vector<T> gx_dev = gx3.download(static_cast<std::size_t>(p > 0 ? p : 1));
+        ASSERT_EQ(std::memcmp(r_dev.data(), r_out.data(), sizeof(T) * n), 0) << "r from the constants, kind " << kind;
+        for (std::int64_t b = 0; b < d; ++b)
+            for (std::int64_t a = 0; a <= b; ++a)
+                ASSERT_EQ(std::memcmp(&G_dev[a + b * d], &G[a + b * d], sizeof(T)), 0)
+                    << "G (" << a << ", " << b << ") from the constants, kind " << kind;
+        ASSERT_EQ(std::memcmp(gx_dev.data(), gx.data(), sizeof(T) * gx.size()), 0) << "X' s from the constants";
+        const double sum_dev = sum3.download(1)[0];
+        ASSERT_EQ(std::memcmp(&sum_dev, &score_sum, sizeof(double)), 0) << "the sum of s from the constants";
+    }
+
     // The unfused route on the device (score_rows, then the Gram of its c):
     // the fused pass keeps its residual and its G bit for bit.
     DeviceBuffer<T> r2(r.size()), s2(r.size()), c2(r.size()), G2(static_cast<std::size_t>(d * d));

@@ -170,6 +170,26 @@ void check_step_rows(const Shape& shape, unsigned seed) {
     launch();
     expect_same_bits(dz, ddz.download(static_cast<std::size_t>(n + 4)), "dz");
     expect_same_bits(losses, sums.download(kSteps), "loss");
+
+    // X, w and tau from the batch's constants in device memory (a reused
+    // graph's launch): the launch's own arguments are decoys (zeros of X's
+    // and w's sizes, another tau), and the bits are the same.
+    DeviceBuffer<T> decoy_X(static_cast<std::size_t>(n * (p > 0 ? p : 1))), decoy_w(static_cast<std::size_t>(n));
+    decoy_X.upload(std::vector<T>(static_cast<std::size_t>(n * (p > 0 ? p : 1)), T(0)));
+    decoy_w.upload(std::vector<T>(static_cast<std::size_t>(n), T(0)));
+    rh::cuda::BatchConstants<T> constants;
+    constants.X = rows.dX.data;
+    constants.w = rows.dw.data;
+    constants.tau = tau;
+    DeviceBuffer<rh::cuda::BatchConstants<T>> dconstants(1);
+    dconstants.upload({constants});
+    ddz.upload(std::vector<T>(static_cast<std::size_t>(n + 4), sentinel));
+    rh::cuda::launch_step_line_search<T>(nullptr, n, p, decoy_X.data, dstep.data, b, rows.dr.data, decoy_w.data,
+                                         T(0.5), ddz.data, partials.data, dconstants.data);
+    rh::cuda::launch_finish_sums(nullptr, partials.data, rows.blocks, kSteps, sums.data);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    expect_same_bits(dz, ddz.download(static_cast<std::size_t>(n + 4)), "dz with the constants on the device");
+    expect_same_bits(losses, sums.download(kSteps), "loss with the constants on the device");
 }
 
 template <class T>

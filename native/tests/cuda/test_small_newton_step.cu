@@ -86,9 +86,12 @@ std::vector<T> in_t(const std::vector<double>& v) {
     return std::vector<T>(v.begin(), v.end());
 }
 
-// One direction's d-sized work on `in`, fused or as the two launches.
+// One direction's d-sized work on `in`, fused or as the two launches; with
+// `terms_on_device`, the kernels read the surrogate terms from device memory
+// (batch_constants.cuh: a reused graph's launch) and the launch's own terms
+// are decoys (another N, history coefficient, ridge and previous point).
 template <class T>
-Result run(const Inputs& in, bool fused) {
+Result run(const Inputs& in, bool fused, bool terms_on_device = false) {
     const std::int64_t d = in.d;
     const std::size_t dd = static_cast<std::size_t>(d * d);
     DeviceBuffer<T> theta(d), theta_prev(d), J(dd), sign(d), gx(in.p), G(dd), g(d), H(dd), step(d);
@@ -120,16 +123,27 @@ Result run(const Inputs& in, bool fused) {
     terms.weight_sum = in.N;
     terms.ridge = static_cast<T>(in.ridge);
     const int blocks = static_cast<int>(in.s_partials.size());
+    DeviceBuffer<SurrogateTerms<T>> device_terms(1);
+    const SurrogateTerms<T>* on_device = nullptr;
+    if (terms_on_device) {
+        device_terms.upload({terms});
+        on_device = device_terms.data;
+        terms.theta_prev = theta.data;
+        terms.uses_history = !in.history;
+        terms.history_coefficient = 7.0;
+        terms.weight_sum = 3.0 * in.N + 1.0;
+        terms.ridge = static_cast<T>(in.ridge + 0.5);
+    }
     if (fused) {
         rh::cuda::launch_small_newton_step<T>(nullptr, terms, theta.data, gx.data, s_partials.data, blocks, G.data,
-                                              g.data, H.data, step.data, flags.data);
+                                              g.data, H.data, step.data, flags.data, on_device);
     } else {
         DeviceBuffer<double> values(static_cast<std::size_t>(rh::cuda::grid_scratch_values(d)));
         DeviceBuffer<unsigned> counters(rh::cuda::kGridCounters);
         counters.upload(std::vector<unsigned>(rh::cuda::kGridCounters, 0u));
         const rh::cuda::GridScratch scratch{values.data, counters.data};
         rh::cuda::launch_newton_system<T>(nullptr, terms, theta.data, gx.data, s_partials.data, blocks, G.data,
-                                          g.data, H.data, flags.data, scratch);
+                                          g.data, H.data, flags.data, scratch, on_device);
         rh::cuda::launch_small_cholesky_step<T>(nullptr, d, H.data, g.data, step.data, flags.data);
         EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     }
@@ -152,8 +166,21 @@ void expect_same_bits(const std::vector<double>& a, const std::vector<double>& b
 }
 
 template <class T>
+void expect_same_result(const Result& a, const Result& b, const std::string& where) {
+    expect_same_bits(a.g, b.g, where + " g");
+    expect_same_bits(a.H, b.H, where + " H");
+    expect_same_bits(a.step, b.step, where + " step");
+    EXPECT_TRUE(same_bits(a.flags.rcond, b.flags.rcond) && same_bits(a.flags.norm1, b.flags.norm1)) << where;
+    EXPECT_EQ(a.flags.step_ok, b.flags.step_ok) << where;
+    EXPECT_EQ(a.flags.info, b.flags.info) << where;
+}
+
+template <class T>
 void expect_fused_as_two(const Inputs& in, const std::string& where) {
     const Result two = run<T>(in, false), fused = run<T>(in, true);
+    // The terms read from device memory, each form: the same bits as the two launches'.
+    expect_same_result<T>(run<T>(in, true, true), two, where + " fused, terms on the device,");
+    expect_same_result<T>(run<T>(in, false, true), two, where + " two launches, terms on the device,");
     expect_same_bits(fused.g, two.g, where + " g");
     expect_same_bits(fused.H, two.H, where + " H");
     for (double v : fused.g) EXPECT_TRUE(std::isfinite(v)) << where << ": a gradient entry left unwritten";

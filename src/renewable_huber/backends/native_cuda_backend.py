@@ -118,9 +118,11 @@ SOLVER_CHOICES = ("auto", "pipeline", "block")
 def solver_choice_requested() -> str:
     """Which path new engines may take (RH_CUDA_SOLVER): "auto" (default: the
     block solver, one launch per update, for the small batches it serves
-    well; the multi-kernel pipeline for the rest), "pipeline" (always) or
-    "block" (whenever the parameters fit its arrays). For A/B measurements and
-    the tests that compare the paths; the results agree to rounding."""
+    well; the multi-kernel pipeline for the rest, its Newton solve driven on
+    the device where it can be, one wait an update), "pipeline" (always, the
+    host driving every Newton iteration) or "block" (whenever the parameters
+    fit its arrays). For A/B measurements and the tests that compare the
+    paths; the results agree to rounding (the two pipeline routes bit for bit)."""
     value = os.environ.get("RH_CUDA_SOLVER", "").strip() or "auto"
     if value not in SOLVER_CHOICES:
         raise ValidationError(f"RH_CUDA_SOLVER must be one of 'auto', 'pipeline', 'block', got {value!r}")
