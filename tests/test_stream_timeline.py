@@ -36,6 +36,10 @@ def test_each_route_and_dtype_has_its_samples_and_their_medians(tmp_path, capsys
             statistics.median(s[1:-1]) for s in samples["cold_steps"]) * 1e3
         assert case["summary"]["steady_whole"]["stream_ms"] == statistics.median(
             s[0] for s in samples["steady_whole"]) * 1e3
+        # NumPy has no CUDA counters: one empty rise a stream, none summarized
+        assert all(rise == {} for rises in case["counters"].values() for rise in rises)
+        assert len(case["counters"]["cold_steps"]) == 3
+        assert not any(name.endswith("_per_stream") for values in case["summary"].values() for name in values)
     assert "RH_CUDA_SOLVER" not in __import__("os").environ
     assert capsys.readouterr().out.count("latency-smoke") == 4
 
@@ -47,3 +51,33 @@ def test_the_summary_takes_medians_of_the_steps():
     assert summary["cold_steps"]["later_update_ms"] == 2.0  # medians 2, 2, 1 ms
     assert abs(summary["cold_steps"]["stream_ms"] - 10.0) < 1e-9  # totals 10, 13, 8 ms
     assert summary["cold_whole"]["stream_ms"] == 20.0
+
+
+def test_the_summary_takes_the_median_rise_of_each_engine_counter():
+    streams = [[0.004, 0.001, 0.0], [0.006, 0.001, 0.0], [0.005, 0.001, 0.0]]
+    rises = [{"host_syncs": 16, "graph_captures": 1}, {"host_syncs": 64, "graph_captures": 1},
+             {"host_syncs": 17, "graph_captures": 0}]
+    summary = timeline.summary({"steady_steps": streams}, {"steady_steps": rises})["steady_steps"]
+    assert summary["host_syncs_per_stream"] == 17 and summary["graph_captures_per_stream"] == 1
+    assert "graph_replays_per_stream" not in summary  # no stream had it
+
+
+class Estimator:
+    """What timed_stream reads of an estimator: fit/partial_fit, diagnostics_, cuda_features_."""
+
+    def __init__(self):
+        self.cuda_features_ = {"host_syncs": 5, "graph_captures": 2, "graph_replays": 7, "updates": 3}
+        self.diagnostics_ = type("D", (), {"converged": True})()
+
+    def fit(self, X, y):
+        self.cuda_features_["host_syncs"] += 1
+
+    partial_fit = fit
+
+
+def test_a_stream_reports_what_the_engine_counters_rose_by():
+    primed = Estimator()
+    steps, rose = timeline.timed_stream(primed, [(None, None)] * 4, lambda: None, True)
+    assert len(steps) == 5 and rose == {"host_syncs": 4, "graph_captures": 0, "graph_replays": 0}
+    steps, rose = timeline.timed_stream(Estimator, [(None, None)] * 3, lambda: None, False)
+    assert len(steps) == 1 and rose == {"host_syncs": 8, "graph_captures": 2, "graph_replays": 7}  # a new engine

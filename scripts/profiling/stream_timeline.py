@@ -40,12 +40,26 @@ def synchronizer(backend: str):
     return cupy.cuda.Device().synchronize
 
 
-def timed_stream(model, batches, synchronize, every_batch: bool) -> list[float]:
+COUNTERS = ("host_syncs", "graph_captures", "graph_replays", "workspace_allocations")
+
+
+def engine_counters(estimator) -> dict:
+    """The CUDA engine's counters over its life (``cuda_features_``); {} for other backends."""
+    try:
+        features = estimator.cuda_features_
+    except AttributeError:
+        return {}
+    return {name: int(features[name]) for name in COUNTERS if name in features}
+
+
+def timed_stream(model, batches, synchronize, every_batch: bool) -> tuple[list[float], dict]:
     """Seconds of each step of one stream: [construction + first batch, later
     batches..., final synchronization] when ``every_batch`` (the device
-    synchronized after each), else [whole stream]. ``model`` is a callable
-    making the estimator (cold) or the primed estimator (steady)."""
+    synchronized after each), else [whole stream]; and what the engine's
+    counters rose by over the stream (read outside the timer). ``model`` is a
+    callable making the estimator (cold) or the primed estimator (steady)."""
     steps = []
+    before = {} if callable(model) else engine_counters(model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
@@ -60,11 +74,15 @@ def timed_stream(model, batches, synchronize, every_batch: bool) -> list[float]:
                 start = now
         synchronize()
         steps.append(time.perf_counter() - start)
-    return steps if every_batch else [sum(steps)]
+    after = engine_counters(estimator)
+    rose = {name: value - before.get(name, 0) for name, value in after.items()}
+    return (steps if every_batch else [sum(steps)]), rose
 
 
-def summary(samples: dict) -> dict:
-    """Medians in milliseconds of each kind of sample (lists of step lists)."""
+def summary(samples: dict, counters: dict | None = None) -> dict:
+    """Medians in milliseconds of each kind of sample (lists of step lists),
+    with the median rise of each engine counter a stream where ``counters``
+    (the same kinds: lists of per-stream dicts) has them."""
     out = {}
     for kind, streams in samples.items():
         if kind.endswith("steps"):
@@ -73,6 +91,10 @@ def summary(samples: dict) -> dict:
                          "stream_ms": statistics.median(sum(s) for s in streams) * 1e3}
         else:
             out[kind] = {"stream_ms": statistics.median(s[0] for s in streams) * 1e3}
+        rises = (counters or {}).get(kind, [])
+        for name in COUNTERS:
+            if rises and all(name in rise for rise in rises):
+                out[kind][f"{name}_per_stream"] = statistics.median(rise[name] for rise in rises)
     return out
 
 
@@ -105,7 +127,7 @@ def main(argv=None) -> int:
         params = {"backend": args.backend, "dtype": dtype, "penalty": args.penalty}
         if args.backend in ("native_cuda", "cupy"):
             params["device"] = "cuda"
-        primed, taken = {}, {route: {} for route in args.routes}
+        primed, taken, rose = {}, {route: {} for route in args.routes}, {route: {} for route in args.routes}
         for route in args.routes:  # warm-up: each route's primed estimator, and one cold stream
             os.environ["RH_CUDA_SOLVER"] = route
             primed[route] = RenewableHuberRegressor(**params)
@@ -119,14 +141,17 @@ def main(argv=None) -> int:
                     model = (lambda: RenewableHuberRegressor(**params)) if lifecycle == "cold" else primed[route]
                     for every_batch in (False, True):
                         kind = f"{lifecycle}_{'steps' if every_batch else 'whole'}"
-                        taken[route].setdefault(kind, []).append(timed_stream(model, batches, synchronize,
-                                                                              every_batch))
+                        steps, counters = timed_stream(model, batches, synchronize, every_batch)
+                        taken[route].setdefault(kind, []).append(steps)
+                        rose[route].setdefault(kind, []).append(counters)
         for route in args.routes:
             case = {"dtype": dtype, "route": route, "batches": len(batches), "samples": taken[route],
-                    "summary": summary(taken[route])}
+                    "counters": rose[route], "summary": summary(taken[route], rose[route])}
             record["cases"].append(case)
             print(f"{args.shape_class} {dtype} {args.penalty} {route:9s} " + "  ".join(
-                f"{kind} " + " ".join(f"{name.replace('_ms', '')} {value:.3f}" for name, value in values.items())
+                f"{kind} " + " ".join(f"{name.replace('_ms', '').replace('_per_stream', '')} {value:.3f}"
+                                      if name.endswith("_ms") else f"{name.replace('_per_stream', '')} {value:g}"
+                                      for name, value in values.items())
                 for kind, values in case["summary"].items()), flush=True)
     os.environ.pop("RH_CUDA_SOLVER", None)
     if args.out is not None:
