@@ -81,3 +81,31 @@ def test_a_stream_reports_what_the_engine_counters_rose_by():
     assert len(steps) == 5 and rose == {"host_syncs": 4, "graph_captures": 0, "graph_replays": 0}
     steps, rose = timeline.timed_stream(Estimator, [(None, None)] * 3, lambda: None, False)
     assert len(steps) == 1 and rose == {"host_syncs": 8, "graph_captures": 2, "graph_replays": 7}  # a new engine
+
+
+def test_the_native_cuda_path_runs_over_the_host_stand_in_with_each_route_set_when_its_engine_is_made(
+        tmp_path, monkeypatch):
+    """The script's native_cuda case (device="cuda", RH_CUDA_SOLVER per
+    route) over the CUDA engine's host stand-in: every stream's engine is
+    made under its own route's setting, and the record holds both routes."""
+    import os
+
+    import host_cuda_engine
+
+    seen = []
+    monkeypatch.setattr(timeline, "synchronizer", lambda backend: lambda: seen.append(os.environ["RH_CUDA_SOLVER"]))
+    monkeypatch.delenv("RH_CUDA_SOLVER", raising=False)
+    with host_cuda_engine.installed(monkeypatch):
+        from renewable_huber.backends import native_cuda_backend
+
+        made = []
+        requested = native_cuda_backend.solver_choice_requested
+        monkeypatch.setattr(native_cuda_backend, "solver_choice_requested", lambda: made.append(requested()) or made[-1])
+        out = tmp_path / "cuda.json"
+        assert timeline.main(["--feed", "host", "--shape-class", "latency-smoke", "--rounds", "2",
+                              "--dtypes", "float32", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["backend"] == "native_cuda"
+    assert [(c["dtype"], c["route"]) for c in record["cases"]] == [("float32", "pipeline"), ("float32", "auto")]
+    assert set(made) == {"pipeline", "auto"} and set(seen) == {"pipeline", "auto"}
+    assert "RH_CUDA_SOLVER" not in os.environ
