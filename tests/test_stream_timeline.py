@@ -63,11 +63,11 @@ def test_the_summary_takes_the_median_rise_of_each_engine_counter():
 
 
 class Estimator:
-    """What timed_stream reads of an estimator: fit/partial_fit, diagnostics_, cuda_features_."""
+    """What timed_stream (run_stream) reads of an estimator: fit/partial_fit, diagnostics_, cuda_features_."""
 
     def __init__(self):
         self.cuda_features_ = {"host_syncs": 5, "graph_captures": 2, "graph_replays": 7, "updates": 3}
-        self.diagnostics_ = type("D", (), {"converged": True})()
+        self.diagnostics_ = type("D", (), {"converged": True, "iterations": 1})()
 
     def fit(self, X, y):
         self.cuda_features_["host_syncs"] += 1

@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import time
-import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -32,12 +31,11 @@ sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 
 def synchronizer(backend: str):
-    """The device's synchronization (CuPy's) for a CUDA backend; nothing for a CPU one."""
-    if backend not in ("native_cuda", "cupy"):
-        return lambda: None
-    import cupy
+    """The device's synchronization for a CUDA backend (the benchmarks'
+    ``device_finish``); nothing for a CPU one."""
+    from benchmark_native_cpu_paired import device_finish
 
-    return cupy.cuda.Device().synchronize
+    return device_finish("cuda" if backend in ("native_cuda", "cupy") else "cpu") or (lambda: None)
 
 
 COUNTERS = ("host_syncs", "graph_captures", "graph_replays", "workspace_allocations")
@@ -53,30 +51,31 @@ def engine_counters(estimator) -> dict:
 
 
 def timed_stream(model, batches, synchronize, every_batch: bool) -> tuple[list[float], dict]:
-    """Seconds of each step of one stream: [construction + first batch, later
-    batches..., final synchronization] when ``every_batch`` (the device
-    synchronized after each), else [whole stream]; and what the engine's
-    counters rose by over the stream (read outside the timer). ``model`` is a
-    callable making the estimator (cold) or the primed estimator (steady)."""
-    steps = []
-    before = {} if callable(model) else engine_counters(model)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        estimator = model() if callable(model) else model
-        for index, (X, y) in enumerate(batches):
-            (estimator.fit if index == 0 else estimator.partial_fit)(X, y)
-            bool(estimator.diagnostics_.converged)
-            if every_batch:
-                synchronize()
-                now = time.perf_counter()
-                steps.append(now - start)
-                start = now
+    """One stream as the benchmarks time it (``run_stream``): seconds of each
+    step, [construction + first batch, later batches..., final
+    synchronization] when ``every_batch`` (the device synchronized after
+    each), else [whole stream]; and what the engine's counters rose by over
+    the stream (read outside the timer). ``model`` is a callable making the
+    estimator (cold) or the primed estimator (steady)."""
+    from benchmark_native_cpu_paired import run_stream
+
+    cold = callable(model)
+    before = {} if cold else engine_counters(model)
+    stamps: list[float] = []
+
+    def stamp(_model) -> None:
         synchronize()
-        steps.append(time.perf_counter() - start)
+        stamps.append(time.perf_counter())
+
+    begun = time.perf_counter()
+    seconds, _, _, estimator = run_stream(None if cold else model, batches, "cold" if cold else "steady", model,
+                                          synchronize, stamp if every_batch else None)
     after = engine_counters(estimator)
     rose = {name: value - before.get(name, 0) for name, value in after.items()}
-    return (steps if every_batch else [sum(steps)]), rose
+    if not every_batch:
+        return [seconds], rose
+    edges = [begun, *stamps, begun + seconds]
+    return [b - a for a, b in zip(edges, edges[1:])], rose
 
 
 def summary(samples: dict, counters: dict | None = None) -> dict:
