@@ -33,10 +33,17 @@ from .validation import check_X_shape, check_vector_rows
 KDL_CPU, KDL_CUDA, KDL_CUDA_MANAGED = 1, 2, 13
 
 
+_FRAMEWORKS: dict[type, str] = {}  # an array type's framework, worked out once a type
+
+
 def framework_of(value: Any) -> str:
     """The array's framework: "cupy", "torch", "jax", "tensorflow", "numpy" or its module's root."""
-    root = type(value).__module__.split(".")[0]
-    return {"jaxlib": "jax", "tensorflow": "tensorflow"}.get(root, root)
+    kind = type(value)
+    framework = _FRAMEWORKS.get(kind)
+    if framework is None:
+        root = kind.__module__.split(".")[0]
+        framework = _FRAMEWORKS[kind] = {"jaxlib": "jax"}.get(root, root)
+    return framework
 
 
 def dlpack_device(value: Any) -> Optional[tuple[int, int]]:
