@@ -102,7 +102,7 @@ tests_cuda() {
     tests/backends/test_native_cuda_device_inputs.py tests/backends/test_native_cuda_graphs.py \
     tests/backends/test_native_cuda_block_solver.py tests/test_failure_contract.py tests/test_inference.py \
     tests/test_partial_fit_batches.py $(ls tests/backends/test_native_cuda_device_loop.py 2>/dev/null) \
-    $(ls tests/backends/test_native_cuda_caller_copy.py 2>/dev/null) \
+    $(ls tests/backends/test_native_cuda_caller_copy.py tests/backends/test_native_cuda_device_slices.py 2>/dev/null) \
     -k "cuda or Cuda" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
   local rc=$?
   $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
@@ -289,7 +289,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER="rung_reciprocal caller_batch_copy"
+PENDING_ORDER="rung_reciprocal caller_batch_copy device_slices_owned"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:
