@@ -289,7 +289,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER="rung_reciprocal caller_batch_copy device_slices_owned none_uploads"
+PENDING_ORDER=""
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:

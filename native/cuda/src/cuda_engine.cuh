@@ -13,6 +13,7 @@
 
 #include "batch.cuh"
 #include "block_solver.cuh"
+#include "caller_batch_copy.cuh"
 #include "core/diagnostics.hpp"
 #include "core/solver_config.hpp"
 #include "core/state_view.hpp"
@@ -59,25 +60,41 @@ private:
         double objective = 0.0;
         bool meat_closed = false;  // the meat's closing enqueued with the batch's
         bool drained = false;      // the stream waited for after everything the update enqueued
+        // The host waited for a point after the solve's last read of a
+        // caller's device batch and after its copy (the closings read the copy).
+        bool released = false;
     };
     // The batch's surrogate terms.
     SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;
     // Core's driver for the penalty on the host over the device's passes
     // (host_driven_solve.cu), then the batch's closing into ws.theta_next,
     // ws.J_next and host_theta_next_.
-    SolveOutcome solve_on_host(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                               const core::SolverConfig& config, double h, double lambda_value,
-                               core::UpdateDiagnostics& diagnostics);
+    // `closing_batch`: the rows the closing reads (`batch`, or the engine's
+    // copy of a caller's device batch, which the engine's stream joins
+    // first, marking caller_released_ after it).
+    SolveOutcome solve_on_host(const StagedBatch<T>& batch, const StagedBatch<T>& closing_batch,
+                               const SurrogateTerms<T>& terms, const core::SolverConfig& config, double h,
+                               double lambda_value, core::UpdateDiagnostics& diagnostics);
     // Core's Newton driver on the device (device_driven_solve.cu): the
     // batch's directions and the driver's replays as one CUDA graph's loop,
-    // the closing (and the meat's) after it, one wait for the outcome (for
-    // the whole stream with `drain`). Nothing when the loop cannot serve the
-    // batch (no graph could be made; a system the Cholesky rung refused, the
-    // majorizer's step): the host route solves it then.
+    // the closing (and the meat's) after it over `closing_batch` (as
+    // solve_on_host's), one wait for the outcome (for the whole stream with
+    // `drain`). Nothing when the loop cannot serve the batch (no graph
+    // could be made; a system the Cholesky rung refused, the majorizer's
+    // step): the host route solves it then.
     bool newton_on_device_serves(const core::SolverConfig& config) const;
-    std::optional<SolveOutcome> solve_on_device(const StagedBatch<T>& batch, const SurrogateTerms<T>& terms,
-                                                const core::SolverConfig& config, double h, bool drain,
-                                                core::UpdateDiagnostics& diagnostics);
+    std::optional<SolveOutcome> solve_on_device(const StagedBatch<T>& batch, const StagedBatch<T>& closing_batch,
+                                                const SurrogateTerms<T>& terms, const core::SolverConfig& config,
+                                                double h, bool drain, core::UpdateDiagnostics& diagnostics);
+    // The engine's rows for a copy of a caller's device batch of `rows`
+    // (ws_'s host-batch buffers): false when the device has no room for
+    // them (the update then reads the caller's arrays to the end, as
+    // without the copy).
+    bool reserve_caller_copy(std::int64_t rows, bool weighted);
+    // Whether this update copies its batch (caller_batch_copy.cuh), and the
+    // rows of the shortest batch whose copy found no room (0: none yet).
+    bool copying_ = false;
+    std::int64_t copy_refused_rows_ = 0;
     // The narrow route (d <= kNarrowGram, p <= kRowProductColumns): a Newton
     // direction reads everything that changes between batches from the
     // batch's constants, so its graphs are reused under graph_key(batch): the
@@ -161,6 +178,10 @@ private:
     // The device-driven Newton solve's loop, and the point after its outcome's copy.
     NewtonLoopGraph newton_loop_;
     StreamPoint loop_solved_;
+    // A caller's device batch copied for its closings, and the point after
+    // the host route's last read of the caller's arrays and the copy.
+    CallerBatchCopy<T> caller_copy_;
+    StreamPoint caller_released_;
 };
 
 }  // namespace rh::cuda

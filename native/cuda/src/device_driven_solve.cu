@@ -24,8 +24,8 @@ bool CudaEngine<T>::newton_on_device_serves(const core::SolverConfig& config) co
 
 template <class T>
 std::optional<typename CudaEngine<T>::SolveOutcome> CudaEngine<T>::solve_on_device(
-    const StagedBatch<T>& batch, const SurrogateTerms<T>& terms, const core::SolverConfig& config, double h,
-    bool drain, core::UpdateDiagnostics& diagnostics) {
+    const StagedBatch<T>& batch, const StagedBatch<T>& closing_batch, const SurrogateTerms<T>& terms,
+    const core::SolverConfig& config, double h, bool drain, core::UpdateDiagnostics& diagnostics) {
     DevicePasses<T> device = passes(batch, terms, config, h);
     device.send_constants();
     device.record_target = ws_.pass_record.data();
@@ -66,19 +66,24 @@ std::optional<typename CudaEngine<T>::SolveOutcome> CudaEngine<T>::solve_on_devi
         cudaMemcpyAsync(&loop, ws_.newton_loop.data(), sizeof(DeviceNewtonLoop), cudaMemcpyDeviceToHost, stream_));
     RH_CUDA_CHECK(
         cudaMemcpyAsync(exchange_.vector(), ws_.theta.data(), sizeof(T) * d_, cudaMemcpyDeviceToHost, stream_));
+    if (copying_) caller_copy_.join(stream_);  // the point waited for below is past the copy too
     RH_CUDA_CHECK(cudaEventRecord(loop_solved_.event(), stream_));
     // The closing at theta_hat (the replay left it in ws.theta and the last
-    // accepted move in ws.inputs). When the loop handed the batch back, the
-    // host route's closing overwrites these staged buffers.
-    device.close();
-    if (tracks_meat_) device.close_meat();
+    // accepted move in ws.inputs), over the copy of a caller's device batch
+    // when there is one. When the loop handed the batch back, the host
+    // route's closing overwrites these staged buffers.
+    DevicePasses<T> closing = passes(closing_batch, terms, config, h);
+    closing.close();
+    if (tracks_meat_) closing.close_meat();
     device.wait_for(drain ? nullptr : loop_solved_.event());
+    if (copying_) caller_copy_.joined_and_waited();
     if (loop.status != LoopStatus::finished) return std::nullopt;
     std::copy(exchange_.vector(), exchange_.vector() + d_, host_theta_next_.begin());
     diagnostics = loop.diagnostics;
     SolveOutcome outcome{loop.iterations, loop.converged != 0, loop.reason, loop.objective};
     outcome.meat_closed = true;
     outcome.drained = drain;
+    outcome.released = copying_;
     return outcome;
 }
 

@@ -54,6 +54,7 @@ DevicePasses<T> CudaEngine<T>::passes(const StagedBatch<T>& batch, const Surroga
 
 template <class T>
 typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBatch<T>& batch,
+                                                                  const StagedBatch<T>& closing_batch,
                                                                   const SurrogateTerms<T>& terms,
                                                                   const core::SolverConfig& config, double h,
                                                                   double lambda_value,
@@ -83,7 +84,14 @@ typename CudaEngine<T>::SolveOutcome CudaEngine<T>::solve_on_host(const StagedBa
                                      diagnostics);
         evaluator.finish(result.theta);
     }
-    device.close();
+    // The last of the solve's reads of the batch is queued: a copy of a
+    // caller's device batch is joined, the point after it marked (update.cu
+    // waits for it instead of the whole stream), and the closing reads the copy.
+    if (copying_) {
+        caller_copy_.join(stream_);
+        RH_CUDA_CHECK(cudaEventRecord(caller_released_.event(), stream_));
+    }
+    passes(closing_batch, terms, config, h).close();
     std::copy(result.theta, result.theta + d_, host_theta_next_.begin());
     // The closing is not waited for: the state's buffers it writes are read
     // in stream order by whatever comes next (update.cu waits only for a

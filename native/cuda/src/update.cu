@@ -6,9 +6,11 @@
 // its values; two with weights, the batch's checks first; any other batch, or one whose
 // system the block solver's Cholesky rung refused, by core's driver on the
 // host over the device's passes, host_driven_solve.cu: one synchronization
-// per driver read-back, none for the closing unless the batch is the
-// caller's device memory), the meat, and the commit: nothing before the
-// commit changes the state.
+// per driver read-back, none for the closing; a caller's device batch is
+// copied beside the solve for the closings, and the update waits once more,
+// for the solve's last read of the caller's arrays and the copy, or for the
+// whole stream where it was not copied), the meat, and the commit: nothing
+// before the commit changes the state.
 #include <algorithm>
 
 #include "core/batch_closing.hpp"
@@ -42,11 +44,22 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     //    for the block solver with unit weights weighs its rows: its values
     //    are checked in the block solver's launch, which then has the
     //    update's only synchronization.
-    const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
+    //    A caller's device batch the pipeline solves is copied into the
+    //    engine's rows beside the solve (caller_batch_copy.cuh): its
+    //    closings read the copy, and the update waits for the solve and the
+    //    copy, not for the closings.
     const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
                                                  ? block_solver_fits(d_)
                                                  : solver_choice_ == SolverChoice::automatic &&
-                                                       block_solver_serves(staged.rows, d_));
+                                                       block_solver_serves(batch.rows, d_));
+    const bool caller_device = batch.memory == BatchMemory::device && !batch.engine_owned;
+    copying_ = caller_device && !try_block && CallerBatchCopy<T>::worth(batch.rows, p_) &&
+               (copy_refused_rows_ == 0 || batch.rows < copy_refused_rows_) &&
+               reserve_caller_copy(batch.rows, batch.sample_weight != nullptr);
+    const StagedBatch<T> staged = stage_batch<T>(batch, ws_, device_, p_, d_, stream_);
+    SettleOnExit<T> settle_copy{caller_copy_};  // no exit leaves the copy reading the caller's arrays
+    const StagedBatch<T> closing_batch =
+        copying_ ? caller_copy_.start(stream_, staged, p_, ws_.X.data(), ws_.y.data(), ws_.w.data()) : staged;
     // A batch of unit weights on the host route: its weight is its rows, so
     // its check needs no synchronization of its own; it is launched by the
     // solve's first pass (DeferredCheck) and judged after the solve's first
@@ -72,8 +85,14 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     T* mask = host_terms_.get();
     T* history = host_terms_.get() + d_;
     core::penalty_mask_and_history(d_, p_, host_theta_.data(), mask, history);
-    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.mask.data(), mask, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
-    RH_CUDA_CHECK(cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    // The device reads them for "l1" only (LAMM's proposals, and the history
+    // term once rows were seen): a "none" update leaves its copies as they
+    // are, two uploads and their host calls fewer.
+    if (config.penalty == core::Penalty::l1) {
+        RH_CUDA_CHECK(cudaMemcpyAsync(ws_.mask.data(), mask, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+        RH_CUDA_CHECK(
+            cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
+    }
     const SurrogateTerms<T> surrogate = terms(config, weight_sum_after);
 
     // 4. Solve from the committed coefficients and close the batch, into
@@ -95,28 +114,36 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
         diagnostics.majorizer_steps = block.majorizer_steps;
     } else {
         // A caller's device batch, which the caller may free once this
-        // returns, is waited for at the end: the device-driven solve's one
-        // wait is then for the whole stream.
-        const bool drain = batch.memory == BatchMemory::device && !batch.engine_owned;
+        // returns, and which was not copied, is waited for at the end: the
+        // device-driven solve's one wait is then for the whole stream.
+        const bool drain = caller_device && !copying_;
         std::optional<SolveOutcome> on_device;
         if (!try_block && newton_on_device_serves(config))  // not a system the block solver's rung refused
-            on_device = solve_on_device(staged, surrogate, config, h, drain, diagnostics);
-        outcome = on_device ? *on_device : solve_on_host(staged, surrogate, config, h, lambda_value, diagnostics);
+            on_device = solve_on_device(staged, closing_batch, surrogate, config, h, drain, diagnostics);
+        outcome = on_device ? *on_device
+                            : solve_on_host(staged, closing_batch, surrogate, config, h, lambda_value, diagnostics);
     }
 
     // The meat at theta_hat: the block solver closed it in its launch, the
     // device-driven solve with its closing; otherwise its pass is launched
     // here (ordered before anything that reads it).
-    if (tracks_meat_ && !solved_in_block && !outcome.meat_closed) passes(staged, surrogate, config, h).close_meat();
+    if (tracks_meat_ && !solved_in_block && !outcome.meat_closed)
+        passes(closing_batch, surrogate, config, h).close_meat();
     // The host route's closing (and the meat's pass) run on after this
     // returns: the state's buffers are read in stream order by whatever comes
     // next, and an asynchronous fault surfaces at the next call that waits.
     // A caller's device batch, which the caller may free once this returns,
-    // is waited for (the block solver's one synchronization already came
-    // after its last read of the batch).
+    // is waited for: the point after the solve's last read of it and its
+    // copy when it was copied (the closings read the copy and run on),
+    // else the whole stream (the block solver's one synchronization already
+    // came after its last read of the batch).
     if (outcome.drained) {
         mark_on_exit.drained();  // the device-driven solve's wait was for the whole stream
-    } else if (!solved_in_block && batch.memory == BatchMemory::device && !batch.engine_owned) {
+    } else if (copying_ && !outcome.released) {  // the host route's point (host_driven_solve.cu)
+        RH_CUDA_CHECK(cudaEventSynchronize(caller_released_.event()));
+        ++update_syncs_;
+        caller_copy_.joined_and_waited();
+    } else if (!solved_in_block && caller_device && !copying_) {
         RH_CUDA_CHECK(cudaStreamSynchronize(stream_));
         ++update_syncs_;
         mark_on_exit.drained();
@@ -149,6 +176,22 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     report.solver_path = solved_in_block ? SolverPath::block
                                          : (try_block ? SolverPath::block_then_pipeline : SolverPath::pipeline);
     return report;
+}
+
+template <class T>
+bool CudaEngine<T>::reserve_caller_copy(std::int64_t rows, bool weighted) {
+    try {
+        ws_.reserve_rows(device_, rows, p_, d_, true, !weighted, stream_);
+        return true;
+    } catch (const Failure& failure) {
+        if (failure.status() != core::Status::out_of_memory) throw;
+        cudaGetLastError();
+        // The arena is empty again: staging places it without the copy's
+        // rows. Batches this long or longer are not copied from now on (each
+        // would free and place the arena again only to fail the same way).
+        copy_refused_rows_ = rows;
+        return false;
+    }
 }
 
 template <class T>

@@ -6,7 +6,8 @@
 // mirror and counters): a slice that fails puts it back before its error
 // leaves, and after a successful call revert() puts it back, as it undoes a
 // single update. Large host slices are staged ahead of their updates
-// (host_staging.cuh): the next slices' copies overlap this one's solve.
+// (host_staging.cuh): the next slices' copies overlap this one's solve;
+// a device batch's slices before the last do not wait for their closings.
 #include <algorithm>
 
 #include "core/invariants.hpp"
@@ -44,6 +45,9 @@ std::vector<UpdateReport> CudaEngine<T>::update_batches(const BatchInput& batch,
             for (std::int64_t k = 0; k < slices; ++k) absorb(k, slice_of(batch, batch_size, k));
         }
     } catch (...) {
+        // Earlier device slices' closings may still read the caller's
+        // arrays (slice_of): the device is past them before the error leaves.
+        if (batch.memory == BatchMemory::device && cudaStreamSynchronize(stream_) != cudaSuccess) cudaGetLastError();
         try {
             restore_state_before();
         } catch (const Failure&) {  // a broken device: the slice's own error is the one to report
@@ -77,6 +81,13 @@ BatchInput CudaEngine<T>::slice_of(const BatchInput& batch, std::int64_t batch_s
     slice.sample_weight =
         batch.sample_weight == nullptr ? nullptr : static_cast<const T*>(batch.sample_weight) + first;
     if (k > 0) slice.producer_stream = 0;  // the first slice joined the producer's stream
+    // A caller's device array outlives the call, so a slice before the last
+    // is the engine's to read until the call returns: its update neither
+    // copies it nor waits for its closing, which runs on beside the next
+    // slice's host work. The last slice's wait comes after every earlier
+    // slice's work in the stream, so the call returns with none of it
+    // reading the caller's array (a failed call waits for the stream).
+    if (batch.memory == BatchMemory::device && first + slice.rows < batch.rows) slice.engine_owned = true;
     return slice;
 }
 
