@@ -1,8 +1,10 @@
 """Device arrays as they reach the estimator: CuPy arrays, PyTorch CUDA
 tensors, JAX arrays and TensorFlow eager GPU tensors, recognised through
 DLPack (``__dlpack_device__``), exported to the CUDA engine as DLPack
-capsules on the engine's stream, never copied, converted or staged through
-the host (NATIVE.md, "Device inputs (DLPack)").
+capsules on the engine's stream, never converted or staged through the
+host (NATIVE.md, "Device inputs (DLPack)"): the engine reads them in place,
+and may copy a batch device to device for its closing step
+(native/cuda/src/caller_batch_copy.cuh).
 
 The rules:
 
