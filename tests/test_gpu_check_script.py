@@ -310,3 +310,28 @@ route_profile
     assert main.endswith("--out /out/profile_route_main/streaming_float64_none_device.json")
     assert loop.endswith("--out /out/profile_route_device_loop/streaming_float64_none_device.json")
     assert "--class streaming --dtype float64 --penalty none --input device" in loop
+
+
+def test_sanitizer_gtests_runs_each_binary_under_each_tool_into_its_own_log_and_reports_a_failure(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "compute-sanitizer"  # run by `timeout`, so a program, not a shell function
+    fake.write_text('#!/usr/bin/env bash\necho "sanitizer $*"\n[[ "$*" == *rh_cuda_gram_tests* ]] && exit 9\nexit 0\n')
+    fake.chmod(0o755)
+    out = tmp_path / "out"
+    out.mkdir()
+    driver = tmp_path / "driver.sh"
+    driver.write_text(section("sanitizer_gtests") + f"""
+ctest_build() {{ echo "built"; }}
+CTEST_BUILD=/b OUT={out} PATH={bin_dir}:$PATH
+(RH_SANITIZER_TOOLS="racecheck memcheck" sanitizer_gtests)  # a subshell, as gpu_check.sh's `run` has it (set -e)
+echo "status $?"
+""")
+    run = subprocess.run(["bash", str(driver)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "built" and run.stdout.splitlines()[-1] == "status 9"
+    for tool in ("racecheck", "memcheck"):
+        for binary in ("rh_cuda_rung_tests", "rh_cuda_newton_replay_tests", "rh_cuda_gram_tests"):
+            log = (out / f"sanitizer_gtests_{tool}_{binary}.log").read_text()
+            assert log == f"sanitizer --tool {tool} --error-exitcode 9 /b/tests/{binary}\n"
+            assert f"--- {tool} {binary}" in run.stdout

@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|route_profile|pack]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|sanitizer_gtests|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|route_profile|pack]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -113,12 +113,39 @@ tests_cuda() {
 # The C++ tests with a device (not in "all"): the CUDA-only build with its
 # tests (the GPU machine has GoogleTest), then ctest, whose "WithADevice"
 # cases skip everywhere else: $OUT/ctest-cuda.xml.
+CTEST_BUILD=/tmp/rh-ctest-build
+ctest_build() {  # the CUDA-only build with its gtests, in $CTEST_BUILD
+  cmake -S native -B "$CTEST_BUILD" -G Ninja -DRH_BUILD_CPU=OFF -DRH_BUILD_CUDA=ON -DRH_BUILD_CPP_API=OFF \
+    -DRH_BUILD_PYTHON=OFF -DRH_CUDA_ARCHITECTURES=90-real -DRH_BUILD_TESTS=ON > /dev/null
+  cmake --build "$CTEST_BUILD" -j 16 > /dev/null
+}
 ctest_cuda() {
   set -e
-  cmake -S native -B /tmp/rh-ctest-build -G Ninja -DRH_BUILD_CPU=OFF -DRH_BUILD_CUDA=ON -DRH_BUILD_CPP_API=OFF \
-    -DRH_BUILD_PYTHON=OFF -DRH_CUDA_ARCHITECTURES=90-real -DRH_BUILD_TESTS=ON > /dev/null
-  cmake --build /tmp/rh-ctest-build -j 16 > /dev/null
-  ctest --test-dir /tmp/rh-ctest-build --output-on-failure -j 4 --output-junit "$OUT/ctest-cuda.xml" | tail -15
+  ctest_build
+  ctest --test-dir "$CTEST_BUILD" --output-on-failure -j 4 --output-junit "$OUT/ctest-cuda.xml" | tail -15
+}
+
+# The device kernels' gtests under compute-sanitizer, without Python (not in
+# "all"): each binary of RH_SANITIZER_GTESTS (default: the one-block rung's,
+# the Newton replay's and the narrow Gram's, the kernels with shared memory
+# and barriers) under each tool of RH_SANITIZER_TOOLS (default racecheck),
+# RH_SANITIZER_GTEST_TIMEOUT seconds each (default 240), its whole output in
+# $OUT/sanitizer_gtests_<tool>_<binary>.log and its last lines printed. The
+# twenty-ninth session's racecheck over the Python streams crashed before its
+# first line; these binaries load no Python.
+sanitizer_gtests() {
+  set -e
+  ctest_build
+  local tool binary rc=0
+  for tool in ${RH_SANITIZER_TOOLS:-racecheck}; do
+    for binary in ${RH_SANITIZER_GTESTS:-rh_cuda_rung_tests rh_cuda_newton_replay_tests rh_cuda_gram_tests}; do
+      echo "--- $tool $binary"
+      timeout "${RH_SANITIZER_GTEST_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$CTEST_BUILD/tests/$binary" > "$OUT/sanitizer_gtests_${tool}_${binary}.log" 2>&1 || rc=$?
+      tail -4 "$OUT/sanitizer_gtests_${tool}_${binary}.log"
+    done
+  done
+  return $rc
 }
 
 tests() {
