@@ -52,9 +52,9 @@ def raises_exact():
 
 
 def _snapshot(model) -> dict:
-    public = {name: copy.deepcopy(value) for name, value in vars(model).items() if not name.startswith("_")}
     fitted = bool(model.__sklearn_is_fitted__())
-    state = model.state_ if fitted else None
+    state = model.state_ if fitted else None  # first: it reads a batch left pending (amendment 0004)
+    public = {name: copy.deepcopy(value) for name, value in vars(model).items() if not name.startswith("_")}
     try:
         diagnostics = model.diagnostics_
     except NotFittedError:

@@ -94,12 +94,26 @@ public:
     rh::core::StateCounters counters() { return from_abi(engine_.counters()); }
     void revert() { engine_.revert(); }
 
-    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_host(
+    // With `defer`, the update may return queued (diagnostics.deferred,
+    // counters None, out_coefficients not written): settle() reads it.
+    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_host(
         HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
-        HostArray coefficients_out) {
+        HostArray coefficients_out, bool defer) {
         const rh_cuda_batch batch = host_batch(X, y, sample_weight);
         check_host(coefficients_out, d_, "out_coefficients");
-        return run_update(batch, config, coefficients_out.data());
+        return run_update(batch, config, coefficients_out.data(), defer);
+    }
+
+    // The update left queued: its diagnostics and counters, its coefficients
+    // into out_coefficients; or its error, the state as before it.
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> settle(HostArray coefficients_out) {
+        check_host(coefficients_out, d_, "out_coefficients");
+        rh_cuda_diagnostics result;
+        {
+            nb::gil_scoped_release released;
+            result = engine_.settle(coefficients_out.data());
+        }
+        return {diagnostics_of(result), counters()};
     }
 
     // Consecutive slices of batch_size rows of one host batch, in one native call.
@@ -116,12 +130,12 @@ public:
     // ordered before it), read in place; the capsules' deleters run when
     // this returns, after the engine's last read of them (the engine waits
     // for its kernels that read a caller's device batch before returning).
-    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_dlpack(
+    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_dlpack(
         nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
-        HostArray coefficients_out) {
+        HostArray coefficients_out, bool defer) {
         check_host(coefficients_out, d_, "out_coefficients");
         const DeviceBatch device = device_batch(X, y, sample_weight);
-        return run_update(device.batch, config, coefficients_out.data());
+        return run_update(device.batch, config, coefficients_out.data(), defer);
     }
 
     // Consecutive slices of batch_size rows of one device batch, in one native call.
@@ -299,15 +313,15 @@ private:
         return device;
     }
 
-    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> run_update(const rh_cuda_batch& batch,
-                                                                          const rh::core::SolverConfig& config,
-                                                                          void* out) {
+    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> run_update(
+        const rh_cuda_batch& batch, const rh::core::SolverConfig& config, void* out, bool defer) {
         const rh_cuda_solver_config abi = abi_config(config);
         rh_cuda_diagnostics result;
         {
             nb::gil_scoped_release released;
-            result = engine_.update(batch, abi, out);
+            result = defer ? engine_.update_deferred(batch, abi, out) : engine_.update(batch, abi, out);
         }
+        if (result.deferred != 0) return {diagnostics_of(result), std::nullopt};  // counters: refused while queued
         return {diagnostics_of(result), counters()};
     }
 
@@ -374,7 +388,8 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
 
     nb::class_<CudaUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CudaUpdateDiagnostics")
         .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs)
-        .def_ro("solver_path", &CudaUpdateDiagnostics::solver_path);
+        .def_ro("solver_path", &CudaUpdateDiagnostics::solver_path)
+        .def_ro("deferred", &CudaUpdateDiagnostics::deferred);
 
     // The capsule rules of dlpack_import.hpp on any device type, for the
     // host-side tests (NumPy's capsules): consumes the capsule, checks it,
@@ -418,9 +433,12 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def("counters", &Engine::counters)
         .def("revert", &Engine::revert, "puts back the state the last successful update replaced (once)")
         .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),
-             "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
+             "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert(), "defer"_a = false)
         .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,
-             "out_coefficients"_a.noconvert())
+             "out_coefficients"_a.noconvert(), "defer"_a = false)
+        .def("settle", &Engine::settle, "out_coefficients"_a.noconvert(),
+             "reads the update left queued (defer=True): (diagnostics, counters), or its error with the state "
+             "as before it")
         .def("update_host_batches", &Engine::update_host_batches, "X"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "config"_a, "batch_size"_a, "out_coefficients"_a.noconvert(),
              "consecutive slices of batch_size rows in one call: a diagnostics per slice, all slices or none")

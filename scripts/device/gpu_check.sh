@@ -5,7 +5,7 @@
 # repository root, carrying .whl (the scipy-openblas32 wheel the CPU engine
 # needs; the machine has no network) and .shared (a copy of ../shared/golden):
 #
-#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|sanitizer_gtests|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|route_profile|pack]...
+#   RH_SOURCE_REVISION=<commit> bash scripts/device/gpu_check.sh [all|build|build_cpu|build_cuda|tests|tests_cuda|sanitizer|leaks|inference|profile|bench|block_solver|cuda_wheel|sweep|dask_tests|dask_scaling|ab_builds|cpu_ab_builds|cpu_engines|cpu_scaling|phases|apply_pending|floor|ladder|ladder_profile|kernel_detail|host_profile|setup_costs|ctest_cuda|sanitizer_gtests|grid_sum_probe|bits|solver_paths|inverse_probe|route_ab|route_profile|results_ab|results_profile|pack]...
 #
 # ab_builds (not in "all"; after build): this tree's CUDA engine against
 # RH_BASELINE_REVISION's, paired, each in its own process; cpu_ab_builds the
@@ -103,6 +103,7 @@ tests_cuda() {
     tests/backends/test_native_cuda_block_solver.py tests/test_failure_contract.py tests/test_inference.py \
     tests/test_partial_fit_batches.py $(ls tests/backends/test_native_cuda_device_loop.py 2>/dev/null) \
     $(ls tests/backends/test_native_cuda_caller_copy.py tests/backends/test_native_cuda_device_slices.py 2>/dev/null) \
+    $(ls tests/backends/test_native_cuda_deferred.py 2>/dev/null) \
     -k "cuda or Cuda" -o junit_logging=system-out --junitxml="$OUT/pytest-cuda.xml"
   local rc=$?
   $PY -m pytest -q -rfE -p no:cacheprovider -m gpu tests/test_robust_solver.py tests/test_robust_solver_stress.py \
@@ -207,6 +208,17 @@ for dtype in ("float64", "float32"):
                 for s in range(0, 600, 200):
                     loop.partial_fit(L[s:s+200], u[s:s+200])
             print(dtype, "loop", {k: loop.cuda_features_[k] for k in ("host_syncs", "graph_captures", "graph_replays")})
+            try:  # device-fed: the engine's copy of the caller's arrays, the update left queued (deferred results)
+                import cupy
+                fed = RenewableHuberRegressor(backend="native_cuda", dtype=dtype)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    for s in range(0, 600, 200):
+                        fed.partial_fit(cupy.asarray(L[s:s+200]), cupy.asarray(u[s:s+200]))
+                print(dtype, "loop device-fed", fed.coef_[:2], fed.cuda_features_["host_syncs"])
+                del fed
+            except ImportError:
+                pass
             del loop
 del m, g  # released before exit: nanobind reports instances still alive when the interpreter ends
 print("sanitized streams done")
@@ -690,6 +702,40 @@ route_profile() {
   set -e
   RH_CUDA_SOLVER=pipeline profile_cases "$OUT/profile_route_main"
   RH_CUDA_SOLVER=auto profile_cases "$OUT/profile_route_device_loop"
+}
+
+# The installed CUDA engine's deferred results (amendment 0004) against
+# immediate ones, paired in one build (RH_CUDA_RESULTS): "immediate" the
+# reference, "deferred" the default, "main_again" immediate again (the
+# control ladder_verdict.py reads), each in its own worker, fed from
+# RH_RESULTS_FEEDS (default device host), RH_ROUTE_CLASSES (default
+# streaming), RH_RESULTS_PENALTIES (default none l1: LAMM's updates are not
+# deferred, a second control), RH_ROUTE_LIFECYCLE (default cold):
+# $OUT/results_ab_<feed>_<lifecycle>_${GPU_TAG}.json and its verdicts.
+results_ab() {
+  set -e
+  local feed backend lifecycle=${RH_ROUTE_LIFECYCLE:-cold}
+  for feed in ${RH_RESULTS_FEEDS:-device host}; do
+    backend=native_cuda
+    [[ $feed == device ]] && backend=native_cuda@device
+    $PY scripts/benchmarks/benchmark_cpu_engines.py --engine "immediate=$PY:$backend" \
+      --engine-env "immediate=RH_CUDA_RESULTS=immediate" --engine "deferred=$PY:$backend" \
+      --engine-env "deferred=RH_CUDA_RESULTS=deferred" --engine "main_again=$PY:$backend" \
+      --engine-env "main_again=RH_CUDA_RESULTS=immediate" \
+      --classes ${RH_ROUTE_CLASSES:-streaming} --penalties ${RH_RESULTS_PENALTIES:-none l1} \
+      --rounds "${RH_ROUTE_ROUNDS:-7}" --lifecycle "$lifecycle" \
+      --out "$OUT/results_ab_${feed}_${lifecycle}_${GPU_TAG}.json"
+    $PY scripts/benchmarks/ladder_verdict.py "$OUT/results_ab_${feed}_${lifecycle}_${GPU_TAG}.json"
+  done
+}
+
+# The CUPTI profile (profile_cuda_update.py) of immediate and deferred
+# results, as results_ab pairs them: $OUT/profile_results_{immediate,deferred}/,
+# RH_PROFILE_SPECS' cases (profile_cases).
+results_profile() {
+  set -e
+  RH_CUDA_RESULTS=immediate profile_cases "$OUT/profile_results_immediate"
+  RH_CUDA_RESULTS=deferred profile_cases "$OUT/profile_results_deferred"
 }
 
 # Everything under $OUT as one archive, $OUT/all.tgz (a device call brings

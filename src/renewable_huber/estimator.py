@@ -19,7 +19,7 @@ from .exceptions import NotFittedError
 from .inference import StatisticalInference, prediction_std
 from .model_lock import LOCK_ATTRIBUTE, ModelLock, serialized
 from .state import RenewableHuberState
-from .stream import Stream, rolling_back
+from .stream import OUTCOME_ATTRIBUTES, BatchFailedLater, Stream, rolling_back
 
 NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
 
@@ -167,7 +167,7 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
         partial_fit's do (``stacklevel``: of its caller's caller, by default)."""
         params = self.get_params()
         config = checked_solver_config(params)
-        current = self.__dict__.get("_stream")
+        current = self._settled_stream()
         with rolling_back(current):
             stream = step(current, params, config)
             self._install(stream)
@@ -189,10 +189,40 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
         self.__dict__ = attributes
 
     def _fitted_stream(self) -> Stream:
-        stream = self.__dict__.get("_stream")
+        stream = self._settled_stream()
         if stream is None:
             raise NotFittedError(NOT_FITTED_MESSAGE)
         return stream
+
+    @serialized
+    def _settled_stream(self) -> Optional[Stream]:
+        """The stream with its pending batch read and installed (amendment
+        0004; a stream with none is returned as it is), with that batch's
+        ConvergenceWarning. A batch that failed raises its error here, the
+        model then as it was before that batch."""
+        stream = self.__dict__.get("_stream")
+        if stream is None or stream.pending is None:
+            return stream
+        config = stream.pending.config
+        try:
+            settled = stream.settled()
+        except BatchFailedLater as failure:
+            self._install(failure.before)
+            raise failure.for_the_caller() from failure.error
+        self._install(settled)
+        settled.warn_if_not_converged(type(self).__name__, config, stacklevel=4)
+        return settled
+
+    def __getattr__(self, name: str) -> Any:
+        """A fitted attribute that needs the last batch's outcome, read when
+        asked for (OUTCOME_ATTRIBUTES); any other missing name is missing."""
+        if name in OUTCOME_ATTRIBUTES:
+            stream = self.__dict__.get("_stream")
+            if stream is not None and stream.pending is not None:
+                self._settled_stream()
+                if name in self.__dict__:
+                    return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _current_backend(self) -> Any:
         stream = self.__dict__.get("_stream")
@@ -227,7 +257,7 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
     @property
     def diagnostics_(self) -> UpdateDiagnostics:
         """Diagnostics of the last processed batch."""
-        stream = self.__dict__.get("_stream")
+        stream = self._settled_stream()
         if stream is None or stream.diagnostics is None:
             raise NotFittedError("No batch has been processed")
         return stream.diagnostics
@@ -289,6 +319,7 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
     def __getstate__(self) -> dict[str, Any]:
         """The attributes without the lock (an unpickled model gets one of its
         own); the stream pickles itself (engines are rebuilt)."""
+        self._settled_stream()
         attributes = dict(self.__dict__)
         attributes.pop(LOCK_ATTRIBUTE, None)
         return attributes

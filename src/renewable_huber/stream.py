@@ -22,6 +22,7 @@ rebuilt on unpickling.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
@@ -60,6 +61,10 @@ class Stream:
     converged_batches: Optional[int] = 0
     #: the diagnostics of each batch the last call absorbed (partial_fit_batches: one per slice)
     batch_diagnostics: tuple = ()
+    #: a batch absorbed and not read yet (a backend that defers results,
+    #: amendment 0004): ``state`` and the fields above are the stream before
+    #: it, ``settled()`` the stream after it
+    pending: Optional["PendingBatch"] = None
 
     # ------------------------------------------------------------------ transitions
     @classmethod
@@ -102,7 +107,12 @@ class Stream:
         self.check_compatible(params)
         batch = inputs.batch(self.backend, X, y, sample_weight, self.expected, estimator_name, params)
         if batch_size is None:
-            return self.after(*self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config))
+            if not self.backend.capabilities.defers_results:
+                return self.after(*self.backend.update(self.state, batch.X, batch.y, batch.sample_weight, config))
+            absorbed = self.backend.update_deferred(self.state, batch.X, batch.y, batch.sample_weight, config)
+            if isinstance(absorbed, tuple):
+                return self.after(*absorbed)
+            return dataclasses.replace(self, pending=PendingBatch(absorbed, batch.n_rows, config), batch_diagnostics=())
         inputs.slice_bounds(self.backend, batch, batch_size)
         return self.absorbed(batch, batch_size, config)
 
@@ -197,6 +207,19 @@ class Stream:
         return Stream(self.backend, self.signature, state, self.feature_names, batches[-1], self.auto_dispatch,
                       self.dtype, converged, earlier + batches)
 
+    def settled(self) -> "Stream":
+        """This stream with its pending batch read (itself when none is
+        pending). A batch that failed raises ``BatchFailedLater``, whose
+        ``before`` is the stream before it: the engine holds that state."""
+        if self.pending is None:
+            return self
+        before = dataclasses.replace(self, pending=None)
+        try:
+            state, diagnostics = self.backend.settle_update(self.state, self.pending.handle)
+        except Exception as exc:
+            raise BatchFailedLater(before, self.state.batch_count + 1, exc) from exc
+        return before.after(state, diagnostics)
+
     # ------------------------------------------------------------------ reading
     @property
     def engine(self) -> engine_choice.Engine:
@@ -242,25 +265,29 @@ class Stream:
         }
 
     def fitted_attributes(self) -> dict[str, Any]:
-        """The model's public fitted attributes (spec/API.md, "Fitted attributes")."""
+        """The model's public fitted attributes (spec/API.md, "Fitted
+        attributes"); with a batch pending, those that need no outcome
+        (OUTCOME_ATTRIBUTES are read when asked for)."""
         state, backend = self.state, self.backend
         p = state.n_features_in
-        coefficients = backend.host_coefficients(state) if backend.capabilities.framework_arrays else state.coefficients
         fitted: dict[str, Any] = {
-            "coef_": coefficients[:p].copy(),
-            "intercept_": float(coefficients[p]) if state.fit_intercept else 0.0,
             "n_features_in_": p,
-            "n_samples_seen_": int(state.n_samples_seen),
+            "n_samples_seen_": int(state.n_samples_seen) + (0 if self.pending is None else self.pending.rows),
             "backend_": backend.name,
             "device_": backend.device,
             "n_jobs_": backend.n_jobs,
         }
         if self.feature_names is not None:
             fitted["feature_names_in_"] = self.feature_names.copy()
-        if self.diagnostics is not None:
-            fitted["n_iter_"] = int(self.diagnostics.iterations)
         if self.auto_dispatch is not None:
             fitted["auto_dispatch_"] = dict(self.auto_dispatch)
+        if self.pending is not None:
+            return fitted
+        coefficients = backend.host_coefficients(state) if backend.capabilities.framework_arrays else state.coefficients
+        fitted["coef_"] = coefficients[:p].copy()
+        fitted["intercept_"] = float(coefficients[p]) if state.fit_intercept else 0.0
+        if self.diagnostics is not None:
+            fitted["n_iter_"] = int(self.diagnostics.iterations)
         if backend.capabilities.reports_cuda_features:
             fitted["cuda_features_"] = dict(backend.cuda_features)
         return fitted
@@ -276,7 +303,10 @@ class Stream:
     # ------------------------------------------------------------------ pickling
     def __getstate__(self) -> dict[str, Any]:
         """Host arrays and the engine's description: engines (native handles,
-        device memory) are rebuilt on unpickling."""
+        device memory) are rebuilt on unpickling. A pending batch is read by
+        the model first (its pickling settles)."""
+        if self.pending is not None:
+            raise ValidationError("a stream with a batch not read yet cannot be pickled: pickle its model")
         return {"backend": (self.backend.name, self.backend.device), "signature": self.signature,
                 "state": self.host_state(), "feature_names": self.feature_names, "diagnostics": self.diagnostics,
                 "auto_dispatch": self.auto_dispatch, "dtype": self.dtype, "converged_batches": self.converged_batches}
@@ -294,6 +324,42 @@ class Stream:
                              ("auto_dispatch", pickled["auto_dispatch"]), ("dtype", pickled["dtype"]),
                              ("converged_batches", pickled["converged_batches"]), ("batch_diagnostics", ())):
             object.__setattr__(self, field, value)
+
+
+#: the fitted attributes that need the last batch's outcome: absent from a
+#: model whose last batch is pending, and read (settled) when asked for
+OUTCOME_ATTRIBUTES = frozenset(("coef_", "intercept_", "n_iter_", "cuda_features_"))
+
+
+@dataclass(frozen=True)
+class PendingBatch:
+    """A batch a backend queued and nobody has read: its handle (for
+    ``settle_update``) and its rows."""
+
+    handle: Any
+    rows: int
+    #: the configuration it was solved with (its ConvergenceWarning's words)
+    config: SolverConfig
+
+
+class BatchFailedLater(Exception):
+    """A pending batch failed when it was read: ``before`` is the stream
+    without it, ``batch`` its number in the stream, ``error`` what it raised."""
+
+    def __init__(self, before: Stream, batch: int, error: Exception) -> None:
+        super().__init__(str(error))
+        self.before, self.batch, self.error = before, batch, error
+
+    def for_the_caller(self) -> Exception:
+        """The error to raise where the batch was read: the batch's own
+        error type, its message saying which batch failed and that the
+        model is as before it."""
+        message = (f"batch {self.batch}, absorbed by an earlier call and read now, failed: {self.error}; "
+                   f"the model is as it was before batch {self.batch}")
+        try:
+            return type(self.error)(message)
+        except Exception:  # an error type that takes other arguments keeps its own words
+            return self.error
 
 
 def empty_state(backend: Any, params: Mapping[str, Any], n_features: int) -> RenewableHuberState:

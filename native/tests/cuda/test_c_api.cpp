@@ -329,3 +329,118 @@ TEST(CudaAbi, WithADeviceEnginesBuiltAfterOthersWentSolveAsTheFirstDid) {
         first = std::move(third);  // dropped at the next round's start
     }
 }
+
+namespace {
+
+// A host batch of `rows` x `p` (y = sum_j x_j / (j + 1) + 0.3, an outlier per 37 rows).
+struct WideBatch {
+    std::vector<double> X, y;
+    rh_cuda_batch batch = make<rh_cuda_batch>();
+    WideBatch(int rows, int p, double shift) : X(static_cast<std::size_t>(rows) * p), y(static_cast<std::size_t>(rows)) {
+        for (int i = 0; i < rows; ++i) {
+            double sum = 0.3 + (i % 37 == 0 ? 40.0 : 0.0);
+            for (int j = 0; j < p; ++j) {
+                X[static_cast<std::size_t>(i) * p + j] = std::sin(0.37 * i + 1.3 * j + shift);
+                sum += X[static_cast<std::size_t>(i) * p + j] / (j + 1);
+            }
+            y[i] = sum;
+        }
+        batch.memory = RH_CUDA_MEMORY_HOST;
+        batch.dtype = RH_CUDA_FLOAT64;
+        batch.rows = rows;
+        batch.features = p;
+        batch.X = X.data();
+        batch.y = y.data();
+    }
+};
+
+// 33 parameters, penalty "none": the Newton solve driven on the device, which a deferred update leaves queued.
+rh_cuda_engine_options loop_options() {
+    auto o = options();
+    o.n_features = 32;
+    return o;
+}
+
+std::vector<double> information_of(rh::cuda_abi::Engine& engine, int d, std::vector<double>* coefficients = nullptr) {
+    std::vector<double> theta(static_cast<std::size_t>(d)), information(static_cast<std::size_t>(d) * d);
+    auto state = make<rh_cuda_host_state>();
+    state.coefficients = theta.data();
+    state.information = information.data();
+    state.n_parameters = d;
+    engine.copy_state(state);
+    if (coefficients != nullptr) *coefficients = theta;
+    return information;
+}
+
+}  // namespace
+
+// rh_cuda_engine_update_deferred and rh_cuda_engine_settle (ABI 1.7): the
+// update left queued, every other call refused until it is read, and then
+// the immediate update's bits; a failure found on the device returned by
+// settle with the state before the batch; an engine destroyed with an
+// update queued; an update that cannot be left queued completes at once.
+TEST(CudaAbi, WithADeviceADeferredUpdateIsReadBySettleWithTheImmediateBits) {
+    if (device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    const auto config = solver_config();
+    const WideBatch first(3000, 32, 0.0), second(3000, 32, 0.7);
+    rh::cuda_abi::Engine immediate(loop_options()), deferred(loop_options());
+    std::vector<double> want(33), got(33, -1.0);
+    immediate.update(first.batch, config, nullptr);
+    const auto immediate_report = immediate.update(second.batch, config, want.data());
+    deferred.update(first.batch, config, nullptr);
+    const std::vector<double> information_before = information_of(deferred, 33);
+
+    const auto queued = deferred.update_deferred(second.batch, config, got.data());
+    ASSERT_EQ(queued.deferred, 1);
+    EXPECT_EQ(got, std::vector<double>(33, -1.0));  // not written until read
+    auto counters = make<rh_cuda_state_counters>();
+    EXPECT_EQ(rh_cuda_engine_counters(deferred.handle(), &counters), RH_CUDA_INVALID_STATE);
+    EXPECT_NE(deferred.last_error().find("settle"), std::string::npos) << deferred.last_error();
+    auto diagnostics = make<rh_cuda_diagnostics>();
+    EXPECT_EQ(rh_cuda_engine_update(deferred.handle(), &first.batch, &config, nullptr, &diagnostics),
+              RH_CUDA_INVALID_STATE);
+    EXPECT_EQ(rh_cuda_engine_revert(deferred.handle()), RH_CUDA_INVALID_STATE);
+    EXPECT_EQ(rh_cuda_engine_synchronize(deferred.handle()), RH_CUDA_INVALID_STATE);
+
+    const auto settled = deferred.settle(got.data());
+    EXPECT_EQ(settled.deferred, 0);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(settled.iterations, immediate_report.iterations);
+    EXPECT_EQ(settled.objective, immediate_report.objective);
+    EXPECT_EQ(settled.converged, immediate_report.converged);
+    EXPECT_GE(settled.host_syncs, 1);
+    EXPECT_EQ(information_of(deferred, 33), information_of(immediate, 33));
+    EXPECT_EQ(deferred.counters().batch_count, 2);
+    EXPECT_EQ(rh_cuda_engine_settle(deferred.handle(), nullptr, &diagnostics), RH_CUDA_INVALID_STATE);  // read once
+    ASSERT_EQ(rh_cuda_engine_revert(deferred.handle()), RH_CUDA_OK);  // a settled update reverts as any other
+    EXPECT_EQ(information_of(deferred, 33), information_before);
+
+    // A NaN is found on the device: the deferred call succeeds, settle returns the failure, nothing changed.
+    WideBatch bad(3000, 32, 0.7);
+    bad.X[17 * 32 + 3] = std::nan("");
+    ASSERT_EQ(deferred.update_deferred(bad.batch, config, nullptr).deferred, 1);
+    EXPECT_EQ(rh_cuda_engine_settle(deferred.handle(), nullptr, &diagnostics), RH_CUDA_NON_FINITE_INPUT);
+    EXPECT_NE(deferred.last_error().find("X"), std::string::npos) << deferred.last_error();
+    EXPECT_EQ(information_of(deferred, 33), information_before);
+    EXPECT_EQ(deferred.counters().batch_count, 1);
+    EXPECT_EQ(rh_cuda_engine_revert(deferred.handle()), RH_CUDA_INVALID_STATE);
+    // ... and the stream goes on as one that never saw it.
+    deferred.update_deferred(second.batch, config, nullptr);
+    deferred.settle(got.data());
+    EXPECT_EQ(got, want);
+
+    // Destroyed with an update queued: the engine drains its stream first.
+    {
+        rh::cuda_abi::Engine dropped(loop_options());
+        dropped.update(first.batch, config, nullptr);
+        EXPECT_EQ(dropped.update_deferred(second.batch, config, nullptr).deferred, 1);
+    }
+    // The block solver's update (d = 4, a small batch) cannot be left queued: it completes at once.
+    rh::cuda_abi::Engine small(options());
+    HostBatch few(400, 0.0);
+    std::vector<double> small_coefficients(4, -1.0);
+    const auto completed = small.update_deferred(few.batch, config, small_coefficients.data());
+    EXPECT_EQ(completed.deferred, 0);
+    EXPECT_EQ(small.counters().batch_count, 1);
+    EXPECT_NE(small_coefficients, std::vector<double>(4, -1.0));
+}

@@ -48,6 +48,14 @@ class BackendCapabilities:
         as they are (``owns(value)``), and the backend validates them where
         they live (``validated_X``, ``validated_batch``: validation.py's
         checks and messages); ``host_array`` copies one to NumPy.
+    defers_results : bool
+        The backend has ``update_deferred(state, X, y, sample_weight,
+        config)``, which may return a pending update (anything but a tuple)
+        instead of ``update``'s (next state, diagnostics), once the batch is
+        queued and its inputs no longer read, and ``settle_update(state,
+        pending)``, which reads it: ``update``'s result, or the batch's error
+        with the engine holding ``state`` again (amendment 0004). While an
+        update is pending, the backend's engine is used for nothing else.
     """
 
     checks_X_finite: bool = False
@@ -55,6 +63,7 @@ class BackendCapabilities:
     state_on_device: bool = False
     accepts_device_arrays: bool = False
     framework_arrays: bool = False
+    defers_results: bool = False
 
 
 class Backend(Protocol):

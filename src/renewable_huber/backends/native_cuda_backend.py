@@ -129,6 +129,33 @@ def solver_choice_requested() -> str:
     return value
 
 
+#: RH_CUDA_RESULTS' values.
+RESULT_MODES = ("deferred", "immediate")
+
+
+def results_requested() -> str:
+    """When the outcome of a ``partial_fit`` on a fitted model is read
+    (RH_CUDA_RESULTS): "deferred" (default, amendment 0004: the call returns
+    once its update is queued on the GPU, and the next call that needs the
+    outcome reads it, raising there what only the device could find) or
+    "immediate" (every call waits for its update and raises its own errors)."""
+    value = os.environ.get("RH_CUDA_RESULTS", "").strip() or "deferred"
+    if value not in RESULT_MODES:
+        raise ValidationError(f"RH_CUDA_RESULTS must be one of 'deferred', 'immediate', got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class PendingUpdate:
+    """An update the engine (``engine_id``) left queued on top of its
+    committed ``version``; ``NativeCudaBackend.settle_update`` reads it."""
+
+    engine_id: int
+    version: int
+    #: the engine's diagnostics at the return (its host synchronizations so far)
+    queued: Any
+
+
 #: The most tiles of rows per block the engine takes (its kMaxBlockTiles).
 MAX_BLOCK_TILES = 4096
 
@@ -149,7 +176,8 @@ class NativeCudaBackend:
     name = "native_cuda"
     n_jobs: Optional[int] = None
     capabilities = BackendCapabilities(
-        checks_X_finite=True, reports_cuda_features=True, state_on_device=True, accepts_device_arrays=True
+        checks_X_finite=True, reports_cuda_features=True, state_on_device=True, accepts_device_arrays=True,
+        defers_results=True,
     )
 
     def __init__(
@@ -178,6 +206,10 @@ class NativeCudaBackend:
         self.solver_choice = solver_choice_requested()
         #: the block solver's tiles of rows per block (RH_CUDA_BLOCK_TILES; 0: the engine's default)
         self.block_tiles = block_tiles_requested()
+        #: when a partial_fit's outcome is read: "deferred" or "immediate" (RH_CUDA_RESULTS)
+        self.results = results_requested()
+        #: the update the engine holds queued and unread (None: none)
+        self._pending: Optional[PendingUpdate] = None
         self._engine: Any = None
         self._engine_id = 0
         self._shape: Optional[tuple[int, bool]] = None
@@ -186,7 +218,7 @@ class NativeCudaBackend:
         #: whether the engine accumulates the meat (its last restore gave one)
         self._tracks_meat = False
         self._native_config = native_adapter.NativeConfigs(_native)
-        #: the engine's diagnostics of the last update (host synchronizations included), or None
+        #: the engine's diagnostics of the last update read (host synchronizations included), or None
         self.last_native_diagnostics: Any = None
 
     # ------------------------------------------------------------------ engine and state
@@ -256,6 +288,7 @@ class NativeCudaBackend:
         an update the engine committed and the model never recorded (the
         call was interrupted between the two)."""
         undo, self._undo = self._undo, None
+        self._discard_pending()
         if state is None or not isinstance(state.information, ResidentInformation):
             return
         token = state.information
@@ -277,6 +310,19 @@ class NativeCudaBackend:
     def settle(self) -> None:
         """The model committed: the replaced engine or host copy may go."""
         self._undo = None
+
+    def _discard_pending(self) -> None:
+        """Read a queued update that no model will record (a call failed or
+        was interrupted after queuing it): the engine commits it (rollback's
+        revert then puts back the state before it) or fails it (its state
+        is then the one before it)."""
+        if self._pending is None:
+            return
+        self._pending = None
+        try:
+            self._engine.settle(np.empty(self._engine.n_parameters, dtype=self.dtype))
+        except _native.EngineError:
+            pass
 
     def empty_state(self, n_features_in: int, fit_intercept: bool, dtype: str,
                     meat: bool = True) -> RenewableHuberState:
@@ -320,6 +366,41 @@ class NativeCudaBackend:
         next_state, (native,) = self._absorb(state, X, y, sample_weight, config, None)
         return next_state, native_adapter.diagnostics(native)
 
+    def update_deferred(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
+                        config: SolverConfig) -> Any:
+        """``update``, except that with deferred results (RH_CUDA_RESULTS) the
+        engine may return once the batch is queued (its arrays read to the
+        end): then a ``PendingUpdate`` for ``settle_update``. An update the
+        engine cannot leave queued (the block solver's, LAMM's, the host
+        route's) returns as ``update`` does."""
+        if self.results != "deferred":
+            return self.update(state, X, y, sample_weight, config)
+        absorbed = self._absorb(state, X, y, sample_weight, config, None, defer=True)
+        if isinstance(absorbed, PendingUpdate):
+            return absorbed
+        next_state, (native,) = absorbed
+        return next_state, native_adapter.diagnostics(native)
+
+    def settle_update(self, state: RenewableHuberState,
+                      pending: PendingUpdate) -> tuple[RenewableHuberState, UpdateDiagnostics]:
+        """Read the queued update ``pending``, made on top of ``state``: the
+        next state and the batch's diagnostics, or the batch's error (the
+        engine's state is then ``state``, as after an update that failed)."""
+        if pending is not self._pending:
+            raise NativeEngineError("native_cuda: this queued update is not the engine's any more "
+                                    "(it was read, or discarded by a rollback)")
+        self._pending = None
+        coefficients = np.empty(state.n_parameters, dtype=self.dtype)
+        try:
+            native, counters = self._engine.settle(coefficients)
+        except _native.EngineError as exc:
+            raise _translate(exc) from None
+        self._version = next(_versions)
+        self.last_native_diagnostics = native
+        token = self._token(state)
+        return (native_adapter.next_state(state, coefficients, token, counters, None if state.meat is None else token),
+                native_adapter.diagnostics(native))
+
     def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
                        config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
         """Every slice in one native call (the engine's update_batches, C ABI
@@ -329,26 +410,31 @@ class NativeCudaBackend:
         return next_state, [native_adapter.diagnostics(native) for native in natives]
 
     def _absorb(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
-                config: SolverConfig, batch_size: Optional[int]) -> tuple[RenewableHuberState, list[Any]]:
+                config: SolverConfig, batch_size: Optional[int], defer: bool = False) -> Any:
         """The engine's update (``batch_size`` None) or update_batches: the
-        next state and the native diagnostics of each batch."""
+        next state and the native diagnostics of each batch; with ``defer``,
+        a ``PendingUpdate`` when the engine left the update queued."""
         engine = self._current(state)
         coefficients = np.empty(state.n_parameters, dtype=self.dtype)
         sized = () if batch_size is None else (batch_size,)
+        deferring = {"defer": True} if defer else {}
         try:
             if device_arrays.is_device_batch(X, y, sample_weight):
                 absorb = engine.update_dlpack if batch_size is None else engine.update_dlpack_batches
                 natives, counters = absorb(*self._capsules(engine, X=X, y=y, sample_weight=sample_weight),
-                                           self._native_config(config), *sized, coefficients)
+                                           self._native_config(config), *sized, coefficients, **deferring)
             else:
                 absorb = engine.update_host if batch_size is None else engine.update_host_batches
                 natives, counters = absorb(self._host_array(X), self._host_array(y),
                                            None if sample_weight is None else self._host_array(sample_weight),
-                                           self._native_config(config), *sized, coefficients)
+                                           self._native_config(config), *sized, coefficients, **deferring)
         except _native.EngineError as exc:
             raise _translate(exc) from None
         except _native.DlpackContractError as exc:
             raise BackendContractError(str(exc)) from None
+        if defer and natives.deferred:
+            self._pending = PendingUpdate(self._engine_id, self._version, natives)
+            return self._pending  # (last_native_diagnostics: of the last update read)
         natives = [natives] if batch_size is None else list(natives)
         self._version = next(_versions)
         self.last_native_diagnostics = natives[-1]
@@ -388,11 +474,12 @@ class NativeCudaBackend:
 
     @property
     def cuda_features(self) -> dict[str, Any]:
-        """The engine's counters (host synchronizations, workspace, CUDA graphs) and the device."""
+        """The engine's counters (host synchronizations, workspace, CUDA graphs) and the device
+        (the counters of the updates read: none while one is queued)."""
         features: dict[str, Any] = {"device": self.device, "cuda_graphs_requested": self.cuda_graphs,
                                     "fast_math": self.fast_math, "solver_choice": self.solver_choice,
-                                    "block_tiles": self.block_tiles}
-        if self._engine is not None:
+                                    "block_tiles": self.block_tiles, "results": self.results}
+        if self._engine is not None and self._pending is None:
             features.update(self._engine.features())
             features["device"] = self.device
         return features
