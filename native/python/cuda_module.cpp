@@ -94,8 +94,7 @@ public:
     rh::core::StateCounters counters() { return from_abi(engine_.counters()); }
     void revert() { engine_.revert(); }
 
-    // With `defer`, the update may return queued (diagnostics.deferred,
-    // counters None, out_coefficients not written): settle() reads it.
+    // With `defer` it may return queued (diagnostics.deferred, counters None): settle() reads it.
     std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_host(
         HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
         HostArray coefficients_out, bool defer) {
@@ -104,8 +103,7 @@ public:
         return run_update(batch, config, coefficients_out.data(), defer);
     }
 
-    // The update left queued: its diagnostics and counters, its coefficients
-    // into out_coefficients; or its error, the state as before it.
+    // The update left queued: its diagnostics, counters and coefficients, or its error (the state as before it).
     std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> settle(HostArray coefficients_out) {
         check_host(coefficients_out, d_, "out_coefficients");
         rh_cuda_diagnostics result;
@@ -125,11 +123,9 @@ public:
         return run_update_batches(batch, batch_size, config, coefficients_out.data());
     }
 
-    // A device batch: the DLPack capsules of X, y and (optionally) the
-    // weights, exported on this engine's stream (the producer's work is
-    // ordered before it), read in place; the capsules' deleters run when
-    // this returns, after the engine's last read of them (the engine waits
-    // for its kernels that read a caller's device batch before returning).
+    // A device batch: DLPack capsules of X, y and (optionally) the weights, exported on this engine's stream
+    // (the producer's work is ordered before it), read in place; the capsules' deleters run when this returns,
+    // after the engine's last read of them (the engine waits for that, or for its copy of them, first).
     std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_dlpack(
         nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
         HostArray coefficients_out, bool defer) {
@@ -436,9 +432,7 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
              "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert(), "defer"_a = false)
         .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,
              "out_coefficients"_a.noconvert(), "defer"_a = false)
-        .def("settle", &Engine::settle, "out_coefficients"_a.noconvert(),
-             "reads the update left queued (defer=True): (diagnostics, counters), or its error with the state "
-             "as before it")
+        .def("settle", &Engine::settle, "out_coefficients"_a.noconvert(), "reads the update left queued (defer=True)")
         .def("update_host_batches", &Engine::update_host_batches, "X"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "config"_a, "batch_size"_a, "out_coefficients"_a.noconvert(),
              "consecutive slices of batch_size rows in one call: a diagnostics per slice, all slices or none")

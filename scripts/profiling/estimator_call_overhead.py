@@ -40,7 +40,9 @@ class NullEngine:
         self.n_samples, self.batches = 0, 0
         self.diagnostics = types.SimpleNamespace(
             iterations=3, converged=True, objective=1.0, lambda_value=0.0, bandwidth=1.0,
-            used_least_squares_fallback=False, solve_route="cholesky", stop_reason="converged")
+            used_least_squares_fallback=False, solve_route="cholesky", stop_reason="converged", deferred=False)
+        self.queued = types.SimpleNamespace(deferred=True)
+        self.pending = 0
 
     def counters(self) -> Any:
         return self.native.StateCounters(
@@ -50,17 +52,24 @@ class NullEngine:
     def restore(self, *args: Any) -> None:
         pass
 
-    def _absorbed(self, rows: int) -> tuple[Any, Any]:
+    def _absorbed(self, rows: int, defer: bool = False) -> tuple[Any, Any]:
+        if defer:  # left queued, as the device loop's update is (deferred results): settle() reads it
+            self.pending = rows
+            return self.queued, None
         self.n_samples += rows
         self.batches += 1
         return self.diagnostics, self.counters()
 
-    def update_host(self, X: Any, y: Any, sample_weight: Any, config: Any, coefficients_out: Any) -> tuple[Any, Any]:
-        return self._absorbed(len(y))
+    def update_host(self, X: Any, y: Any, sample_weight: Any, config: Any, coefficients_out: Any,
+                    defer: bool = False) -> tuple[Any, Any]:
+        return self._absorbed(len(y), defer)
 
-    def update_dlpack(self, X: Any, y: Any, sample_weight: Any, config: Any,
-                      coefficients_out: Any) -> tuple[Any, Any]:
-        return self._absorbed(X.rows)
+    def update_dlpack(self, X: Any, y: Any, sample_weight: Any, config: Any, coefficients_out: Any,
+                      defer: bool = False) -> tuple[Any, Any]:
+        return self._absorbed(X.rows, defer)
+
+    def settle(self, coefficients_out: Any) -> tuple[Any, Any]:
+        return self._absorbed(self.pending)
 
     def features(self) -> dict:
         return {}

@@ -56,7 +56,7 @@ from .core.array_ops import NumpyOps
 from .core.partition_sums import PartitionSums, add_partition_sums, partitioned_update
 from .exceptions import BackendUnavailableError, ValidationError
 from .config import SolverConfig
-from .stream import Stream
+from .stream import BatchFailedLater, Stream
 from .validation import ALL_ZERO_WEIGHTS_MESSAGE, validate_sample_weight, validate_vector, validate_X
 
 INSTALL_HINT = "pip install 'renewable-huber[dask]'"
@@ -92,6 +92,10 @@ def _absorb(stream: Optional[Stream], model: _Model, X: Any, y: Any, sample_weig
         if not isinstance(stream.backend, ValueStates):
             stream = copy.deepcopy(stream)
         stream = stream.then(model.params, model.config, X, y, sample_weight, model.name)
+        try:  # a task's output is a read stream (it may travel to another process)
+            stream = stream.settled()
+        except BatchFailedLater as failure:
+            raise failure.error from None
     stream.warn_if_not_converged(model.name, model.config, stacklevel=1)
     return stream
 

@@ -19,7 +19,8 @@ from .exceptions import NotFittedError
 from .inference import StatisticalInference, prediction_std
 from .model_lock import LOCK_ATTRIBUTE, ModelLock, serialized
 from .state import RenewableHuberState
-from .stream import OUTCOME_ATTRIBUTES, BatchFailedLater, Stream, rolling_back
+from .pending_reads import PendingReads
+from .stream import Stream, rolling_back
 
 NOT_FITTED_MESSAGE = "Call fit or partial_fit before using this estimator"
 
@@ -32,7 +33,7 @@ _FITTED_ATTRIBUTES = frozenset(("coef_", "intercept_", "n_features_in_", "featur
 Step = Callable[[Optional[Stream], Mapping[str, Any], SolverConfig], Optional[Stream]]
 
 
-class RenewableHuberRegressor(StatisticalInference, ModelLock):
+class RenewableHuberRegressor(PendingReads, StatisticalInference, ModelLock):
     """Streaming Huber regression that keeps only coefficients and a d x d information matrix.
 
     Each call to :meth:`partial_fit` absorbs one batch with the renewable update
@@ -193,36 +194,6 @@ class RenewableHuberRegressor(StatisticalInference, ModelLock):
         if stream is None:
             raise NotFittedError(NOT_FITTED_MESSAGE)
         return stream
-
-    @serialized
-    def _settled_stream(self) -> Optional[Stream]:
-        """The stream with its pending batch read and installed (amendment
-        0004; a stream with none is returned as it is), with that batch's
-        ConvergenceWarning. A batch that failed raises its error here, the
-        model then as it was before that batch."""
-        stream = self.__dict__.get("_stream")
-        if stream is None or stream.pending is None:
-            return stream
-        config = stream.pending.config
-        try:
-            settled = stream.settled()
-        except BatchFailedLater as failure:
-            self._install(failure.before)
-            raise failure.for_the_caller() from failure.error
-        self._install(settled)
-        settled.warn_if_not_converged(type(self).__name__, config, stacklevel=4)
-        return settled
-
-    def __getattr__(self, name: str) -> Any:
-        """A fitted attribute that needs the last batch's outcome, read when
-        asked for (OUTCOME_ATTRIBUTES); any other missing name is missing."""
-        if name in OUTCOME_ATTRIBUTES:
-            stream = self.__dict__.get("_stream")
-            if stream is not None and stream.pending is not None:
-                self._settled_stream()
-                if name in self.__dict__:
-                    return self.__dict__[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _current_backend(self) -> Any:
         stream = self.__dict__.get("_stream")

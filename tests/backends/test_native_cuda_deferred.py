@@ -125,3 +125,28 @@ def test_a_value_only_the_device_finds_fails_at_the_read_and_the_model_is_as_bef
         m.partial_fit(*on_device(feed, X[start:start + 3000], y[start:start + 3000]))
         twin.partial_fit(X[start:start + 3000], y[start:start + 3000])
     np.testing.assert_array_equal(m.state_.information, twin.state_.information)
+
+
+def test_a_page_locked_host_batch_overwritten_once_partial_fit_returns_does_not_reach_the_model(monkeypatch):
+    # The copy engine reads page-locked host memory after cudaMemcpyAsync returns (pageable memory it has
+    # read into the driver's staging by then): a deferred update of such a batch waits for its copies.
+    if importlib.util.find_spec("cupy") is None:
+        pytest.skip("CuPy is not installed")
+    import cupyx
+
+    X, y = stream("float64", n=12000)
+    fed = model(monkeypatch, "deferred")
+    reference = model(monkeypatch, "immediate")
+    for start in range(0, 12000, 3000):
+        pinned_X = cupyx.empty_pinned((3000, 32), dtype=np.float64)
+        pinned_y = cupyx.empty_pinned(3000, dtype=np.float64)
+        pinned_X[...] = X[start:start + 3000]
+        pinned_y[...] = y[start:start + 3000]
+        monkeypatch.setenv("RH_CUDA_RESULTS", "deferred")
+        fed.partial_fit(pinned_X, pinned_y)
+        pinned_X.fill(np.nan)  # what a caller may do once the call returned
+        pinned_y.fill(np.nan)
+        monkeypatch.setenv("RH_CUDA_RESULTS", "immediate")
+        reference.partial_fit(X[start:start + 3000], y[start:start + 3000])
+    np.testing.assert_array_equal(fed.state_.information, reference.state_.information)
+    np.testing.assert_array_equal(fed.coef_, reference.coef_)

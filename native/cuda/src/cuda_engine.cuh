@@ -211,6 +211,8 @@ private:
     // the host route's last read of the caller's arrays and the copy.
     CallerBatchCopy<T> caller_copy_;
     StreamPoint caller_released_;
+    // After a deferred update's copies of a page-locked host batch (update.cu).
+    StreamPoint host_batch_read_;
 };
 
 }  // namespace rh::cuda

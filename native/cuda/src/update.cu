@@ -62,8 +62,15 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     SettleOnExit<T> settle_copy{caller_copy_};  // no exit leaves the copy reading the caller's arrays
     const StagedBatch<T> closing_batch =
         copying_ ? caller_copy_.start(stream_, staged, p_, ws_.X.data(), ws_.y.data(), ws_.w.data()) : staged;
-    // Deferred: a batch in rows of the engine's own (staged from the host, or the copy).
+    // Deferred: a batch in rows of the engine's own (staged from the host, or
+    // the copy). The caller's arrays are read to the end before the return:
+    // the copy of a device batch is waited for; a host batch's pageable
+    // memory was read into the driver's staging by the copy calls, its
+    // page-locked memory is read by the copy engine later, so the point
+    // after its copies is waited for.
     defer = defer && !batch.engine_owned && (!caller_device || copying_);
+    const bool wait_for_host_arrays = defer && batch.memory == BatchMemory::host && host_batch_page_locked(batch);
+    if (wait_for_host_arrays) RH_CUDA_CHECK(cudaEventRecord(host_batch_read_.event(), stream_));
     // A batch of unit weights on the host route: its weight is its rows, so
     // its check needs no synchronization of its own; it is launched by the
     // solve's first pass (DeferredCheck) and judged after the solve's first
@@ -137,6 +144,9 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
             // return; the rest of the update runs on, read by settle().
             if (copying_) {
                 caller_copy_.settle();
+                ++update_syncs_;
+            } else if (wait_for_host_arrays) {
+                RH_CUDA_CHECK(cudaEventSynchronize(host_batch_read_.event()));
                 ++update_syncs_;
             }
             pending_ = plan;
