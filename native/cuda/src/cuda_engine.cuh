@@ -3,8 +3,7 @@
 // resident on the device (current and staged next), its workspace and
 // solve ladder. Lifecycle and state transfer in cuda_engine.cu, one batch
 // transition in update.cu (a deferred one read in deferred_update.cu), the
-// host-driven solve in host_driven_solve.cu,
-// prediction in predict.cu.
+// host-driven solve in host_driven_solve.cu, prediction in predict.cu.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +76,6 @@ private:
         SurrogateTerms<T> terms;
         core::SolverConfig config;
         double h = 0.0, lambda_value = 0.0, weight_sum_after = 0.0;
-        bool try_block = false;
     };
     // The commit (the staged buffers swapped in, the counters), the
     // coefficients into coefficients_out unless null, and the report.

@@ -10,7 +10,9 @@
 // copied beside the solve for the closings, and the update waits once more,
 // for the solve's last read of the caller's arrays and the copy, or for the
 // whole stream where it was not copied), the meat, and the commit: nothing
-// before the commit changes the state.
+// before the commit changes the state. A deferred update (amendment 0004)
+// the device loop solves returns once it is queued, its commit left to
+// settle() (deferred_update.cu).
 #include <algorithm>
 
 #include "core/batch_closing.hpp"
@@ -91,7 +93,6 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     //    the committed coefficients' host mirror).
     UpdatePlan plan;
     plan.config = config;
-    plan.try_block = try_block;
     plan.weight_sum_after = counters_.weight_sum + batch_weight;
     plan.h = core::bandwidth(config.tau, config.bandwidth_scale, plan.weight_sum_after, p_);
     plan.lambda_value =
