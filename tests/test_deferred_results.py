@@ -213,3 +213,13 @@ def test_an_unknown_results_mode_is_refused_by_name(stand_in):
     stand_in("later")
     with pytest.raises(ValidationError, match="RH_CUDA_RESULTS"):
         cuda_model().partial_fit(*BATCHES[0])
+
+
+def test_an_engine_that_cannot_leave_an_update_queued_reads_every_batch_at_once(stand_in, monkeypatch):
+    # A binding without settle (C ABI before 1.7): results are immediate whatever RH_CUDA_RESULTS asks.
+    from renewable_huber.backends import native_cuda_backend
+
+    older = type("OlderEngine", (), {k: v for k, v in vars(host_cuda_engine.HostCudaEngine).items() if k != "settle"})
+    monkeypatch.setattr(native_cuda_backend._native, "Engine", older)
+    model = cuda_model().partial_fit(*BATCHES[0]).partial_fit(*BATCHES[1])
+    assert not pending(model) and model.cuda_features_["results"] == "immediate"

@@ -94,24 +94,12 @@ public:
     rh::core::StateCounters counters() { return from_abi(engine_.counters()); }
     void revert() { engine_.revert(); }
 
-    // With `defer` it may return queued (diagnostics.deferred, counters None): settle() reads it.
-    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_host(
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_host(
         HostArray X, HostArray y, std::optional<HostArray> sample_weight, const rh::core::SolverConfig& config,
-        HostArray coefficients_out, bool defer) {
+        HostArray coefficients_out) {
         const rh_cuda_batch batch = host_batch(X, y, sample_weight);
         check_host(coefficients_out, d_, "out_coefficients");
-        return run_update(batch, config, coefficients_out.data(), defer);
-    }
-
-    // The update left queued: its diagnostics, counters and coefficients, or its error (the state as before it).
-    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> settle(HostArray coefficients_out) {
-        check_host(coefficients_out, d_, "out_coefficients");
-        rh_cuda_diagnostics result;
-        {
-            nb::gil_scoped_release released;
-            result = engine_.settle(coefficients_out.data());
-        }
-        return {diagnostics_of(result), counters()};
+        return run_update(batch, config, coefficients_out.data());
     }
 
     // Consecutive slices of batch_size rows of one host batch, in one native call.
@@ -123,15 +111,17 @@ public:
         return run_update_batches(batch, batch_size, config, coefficients_out.data());
     }
 
-    // A device batch: DLPack capsules of X, y and (optionally) the weights, exported on this engine's stream
-    // (the producer's work is ordered before it), read in place; the capsules' deleters run when this returns,
-    // after the engine's last read of them (the engine waits for that, or for its copy of them, first).
-    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> update_dlpack(
+    // A device batch: the DLPack capsules of X, y and (optionally) the
+    // weights, exported on this engine's stream (the producer's work is
+    // ordered before it), read in place; the capsules' deleters run when
+    // this returns, after the engine's last read of them (the engine waits
+    // for its kernels that read a caller's device batch before returning).
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> update_dlpack(
         nb::handle X, nb::handle y, nb::handle sample_weight, const rh::core::SolverConfig& config,
-        HostArray coefficients_out, bool defer) {
+        HostArray coefficients_out) {
         check_host(coefficients_out, d_, "out_coefficients");
         const DeviceBatch device = device_batch(X, y, sample_weight);
-        return run_update(device.batch, config, coefficients_out.data(), defer);
+        return run_update(device.batch, config, coefficients_out.data());
     }
 
     // Consecutive slices of batch_size rows of one device batch, in one native call.
@@ -309,15 +299,15 @@ private:
         return device;
     }
 
-    std::pair<CudaUpdateDiagnostics, std::optional<rh::core::StateCounters>> run_update(
-        const rh_cuda_batch& batch, const rh::core::SolverConfig& config, void* out, bool defer) {
+    std::pair<CudaUpdateDiagnostics, rh::core::StateCounters> run_update(const rh_cuda_batch& batch,
+                                                                          const rh::core::SolverConfig& config,
+                                                                          void* out) {
         const rh_cuda_solver_config abi = abi_config(config);
         rh_cuda_diagnostics result;
         {
             nb::gil_scoped_release released;
-            result = defer ? engine_.update_deferred(batch, abi, out) : engine_.update(batch, abi, out);
+            result = engine_.update(batch, abi, out);
         }
-        if (result.deferred != 0) return {diagnostics_of(result), std::nullopt};  // counters: refused while queued
         return {diagnostics_of(result), counters()};
     }
 
@@ -384,8 +374,7 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
 
     nb::class_<CudaUpdateDiagnostics, rh::core::UpdateDiagnostics>(m, "CudaUpdateDiagnostics")
         .def_ro("host_syncs", &CudaUpdateDiagnostics::host_syncs)
-        .def_ro("solver_path", &CudaUpdateDiagnostics::solver_path)
-        .def_ro("deferred", &CudaUpdateDiagnostics::deferred);
+        .def_ro("solver_path", &CudaUpdateDiagnostics::solver_path);
 
     // The capsule rules of dlpack_import.hpp on any device type, for the
     // host-side tests (NumPy's capsules): consumes the capsule, checks it,
@@ -429,10 +418,9 @@ NB_MODULE(_renewable_huber_native_cuda, m) {
         .def("counters", &Engine::counters)
         .def("revert", &Engine::revert, "puts back the state the last successful update replaced (once)")
         .def("update_host", &Engine::update_host, "X"_a.noconvert(), "y"_a.noconvert(),
-             "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert(), "defer"_a = false)
+             "sample_weight"_a.noconvert().none(), "config"_a, "out_coefficients"_a.noconvert())
         .def("update_dlpack", &Engine::update_dlpack, "X"_a, "y"_a, "sample_weight"_a.none(), "config"_a,
-             "out_coefficients"_a.noconvert(), "defer"_a = false)
-        .def("settle", &Engine::settle, "out_coefficients"_a.noconvert(), "reads the update left queued (defer=True)")
+             "out_coefficients"_a.noconvert())
         .def("update_host_batches", &Engine::update_host_batches, "X"_a.noconvert(), "y"_a.noconvert(),
              "sample_weight"_a.noconvert().none(), "config"_a, "batch_size"_a, "out_coefficients"_a.noconvert(),
              "consecutive slices of batch_size rows in one call: a diagnostics per slice, all slices or none")

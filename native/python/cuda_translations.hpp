@@ -22,7 +22,6 @@ namespace rh::python {
 struct CudaUpdateDiagnostics : rh::core::UpdateDiagnostics {
     int host_syncs = 0;
     std::string solver_path = "pipeline";  // "pipeline", "block" or "block_then_pipeline"
-    bool deferred = false;                 // queued, not read: only host_syncs is known (Engine.settle reads it)
 };
 
 inline const char* solver_path_name(uint8_t path) {
@@ -58,7 +57,6 @@ inline CudaUpdateDiagnostics diagnostics_of(const rh_cuda_diagnostics& result) {
     diagnostics.least_squares_solves = result.least_squares_solves;
     diagnostics.host_syncs = result.host_syncs;
     diagnostics.solver_path = solver_path_name(result.solver_path);
-    diagnostics.deferred = result.deferred != 0;
     return diagnostics;
 }
 

@@ -328,7 +328,7 @@ block_solver() {
 }
 
 # The pending patches in the order they apply together (README there).
-PENDING_ORDER=""
+PENDING_ORDER="deferred_results"
 
 # The engine changes waiting in scripts/device/pending (README there), applied
 # to this copy of the tree in the order RH_PENDING names (default:

@@ -31,7 +31,7 @@ extern "C" {
 
 /* ABI version: major << 16 | minor. A binding refuses another major. */
 #define RH_CUDA_ABI_VERSION_MAJOR 1
-#define RH_CUDA_ABI_VERSION_MINOR 7
+#define RH_CUDA_ABI_VERSION_MINOR 6
 #define RH_CUDA_ABI_VERSION ((RH_CUDA_ABI_VERSION_MAJOR << 16) | RH_CUDA_ABI_VERSION_MINOR)
 
 /* Status codes. 1-6 are the engines' common statuses (native/core/status.hpp). */
@@ -190,8 +190,7 @@ typedef struct rh_cuda_diagnostics {
     uint8_t converged;
     uint8_t stop_reason;       /* RH_CUDA_STOP_* (ABI 1.1) */
     uint8_t solver_path;       /* RH_CUDA_PATH_*: how the update was solved (ABI 1.2) */
-    uint8_t deferred;          /* 1: the update is queued, not read; only host_syncs is filled (ABI 1.7) */
-    uint8_t reserved[4];
+    uint8_t reserved[5];
 } rh_cuda_diagnostics;
 
 typedef struct rh_cuda_features {
@@ -245,33 +244,6 @@ RH_CUDA_API int32_t rh_cuda_engine_counters(rh_cuda_engine_t engine, rh_cuda_sta
  * NULL) and the diagnostics are filled. On failure the state is unchanged. */
 RH_CUDA_API int32_t rh_cuda_engine_update(rh_cuda_engine_t engine, const rh_cuda_batch* batch,
                                           const rh_cuda_solver_config* config, void* coefficients_out,
-                                          rh_cuda_diagnostics* diagnostics);
-
-/* rh_cuda_engine_update, except that the engine may return once the update
- * is queued on the device (ABI 1.7): then diagnostics->deferred is 1, only
- * its host_syncs is filled, coefficients_out is not written, the state is
- * not committed yet, and the batch's arrays are no longer read (a device
- * batch is copied first). Errors the host can find (arguments, shapes, a
- * host batch's weights, a device fault before the return) are returned here
- * as by rh_cuda_engine_update; what only the device finds (a NaN or an
- * infinity in the batch, a numerical failure) is returned by
- * rh_cuda_engine_settle. An update the engine cannot leave queued (the
- * block solver's, the host-driven route's, an uncopied device batch's)
- * completes here as by rh_cuda_engine_update, with deferred 0. While an
- * update is queued, every engine call other than rh_cuda_engine_settle,
- * rh_cuda_engine_destroy and rh_cuda_engine_last_error returns
- * RH_CUDA_INVALID_STATE. */
-RH_CUDA_API int32_t rh_cuda_engine_update_deferred(rh_cuda_engine_t engine, const rh_cuda_batch* batch,
-                                                   const rh_cuda_solver_config* config, void* coefficients_out,
-                                                   rh_cuda_diagnostics* diagnostics);
-
-/* Reads the update left queued by rh_cuda_engine_update_deferred (ABI 1.7):
- * waits for it, commits it, and fills coefficients_out (may be NULL) and
- * diagnostics as rh_cuda_engine_update would have; or returns its error,
- * with the state as it was before that update (nothing of it committed).
- * Either way nothing is queued after it. RH_CUDA_INVALID_STATE when no
- * update is queued. */
-RH_CUDA_API int32_t rh_cuda_engine_settle(rh_cuda_engine_t engine, void* coefficients_out,
                                           rh_cuda_diagnostics* diagnostics);
 
 /* Consecutive slices of batch_size rows of one batch (the last may be

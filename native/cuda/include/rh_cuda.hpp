@@ -93,18 +93,6 @@ public:
         check(rh_cuda_engine_update(handle_, &batch, &config, coefficients_out, &diagnostics));
         return diagnostics;
     }
-    // May return with the update queued (diagnostics.deferred; ABI 1.7): settle() reads it.
-    rh_cuda_diagnostics update_deferred(const rh_cuda_batch& batch, const rh_cuda_solver_config& config,
-                                        void* coefficients_out) {
-        auto diagnostics = make<rh_cuda_diagnostics>();
-        check(rh_cuda_engine_update_deferred(handle_, &batch, &config, coefficients_out, &diagnostics));
-        return diagnostics;
-    }
-    rh_cuda_diagnostics settle(void* coefficients_out) {
-        auto diagnostics = make<rh_cuda_diagnostics>();
-        check(rh_cuda_engine_settle(handle_, coefficients_out, &diagnostics));
-        return diagnostics;
-    }
     // One diagnostics struct per slice of batch_size rows (ABI 1.6).
     std::vector<rh_cuda_diagnostics> update_batches(const rh_cuda_batch& batch, int64_t batch_size,
                                                     const rh_cuda_solver_config& config, void* coefficients_out) {

@@ -114,7 +114,6 @@ rh_cuda_diagnostics abi_diagnostics(const UpdateReport& report) {
     out.lu_solves = d.lu_solves;
     out.least_squares_solves = d.least_squares_solves;
     out.host_syncs = report.host_syncs;
-    out.deferred = report.deferred ? 1 : 0;
     switch (report.solver_path) {
         case SolverPath::pipeline: out.solver_path = RH_CUDA_PATH_PIPELINE; break;
         case SolverPath::block: out.solver_path = RH_CUDA_PATH_BLOCK; break;

@@ -62,19 +62,6 @@ void check_batch_description(const BatchInput& batch, ElementType dtype, int dev
     }
 }
 
-bool host_batch_page_locked(const BatchInput& batch) {
-    for (const void* pointer : {batch.X, batch.y, batch.sample_weight}) {
-        if (pointer == nullptr) continue;
-        cudaPointerAttributes attributes;
-        if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess) {
-            cudaGetLastError();
-            continue;  // not known to the runtime: pageable
-        }
-        if (attributes.type == cudaMemoryTypeHost) return true;
-    }
-    return false;
-}
-
 template <class T>
 StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device, std::int64_t p,
                            std::int64_t d, cudaStream_t stream) {

@@ -30,12 +30,6 @@ struct StagedBatch {
 void check_batch_description(const BatchInput& batch, ElementType dtype, int device, std::int64_t features,
                              bool with_targets);
 
-// Whether any of a host batch's arrays is page-locked (pinned or
-// registered) memory: the copy engine reads such memory after
-// cudaMemcpyAsync returns, where it reads pageable memory into the
-// driver's staging before the call returns.
-bool host_batch_page_locked(const BatchInput& batch);
-
 // Stages the batch (reserving the engine's row buffers) on `stream`.
 template <class T>
 StagedBatch<T> stage_batch(const BatchInput& batch, Workspace<T>& ws, int device, std::int64_t p,

@@ -87,23 +87,14 @@ int32_t process_call(Body&& body) {
     return guarded(body, [](const std::string& message) { set_process_error(message); });
 }
 
-// `while_pending`: the call is one that may run while an update is queued
-// (settle); every other is refused then (rh_cuda.h, ABI 1.7).
 template <class Body>
-int32_t engine_call(rh_cuda_engine_t handle, Body&& body, bool while_pending = false) {
+int32_t engine_call(rh_cuda_engine_t handle, Body&& body) {
     if (handle == nullptr || !handle->engine) {
         set_process_error("engine handle must not be null");
         return RH_CUDA_INVALID_ARGUMENT;
     }
     rh::cuda::Engine& engine = *handle->engine;
-    return guarded(
-        [&] {
-            if (!while_pending && engine.pending())
-                throw rh::cuda::Failure(rh::core::Status::invalid_state,
-                                        "an update is queued and not read: settle it first (rh_cuda_engine_settle)");
-            body(engine);
-        },
-        [&](const std::string& message) { engine.last_error = message; });
+    return guarded([&] { body(engine); }, [&](const std::string& message) { engine.last_error = message; });
 }
 
 // A struct from the caller: non-null, this ABI major, at least this size
@@ -117,19 +108,6 @@ void check_struct(const S* value, const char* name, std::size_t minimum = sizeof
                                 std::string(name) + " was built for another ABI major version");
     if (value->struct_size < minimum)
         throw rh::cuda::Failure(rh::core::Status::invalid_argument, std::string(name) + " is smaller than this ABI's");
-}
-
-// rh_cuda_engine_update and its deferred form.
-int32_t update_call(rh_cuda_engine_t handle, const rh_cuda_batch* batch, const rh_cuda_solver_config* config,
-               void* coefficients_out, rh_cuda_diagnostics* diagnostics, bool defer) {
-    return engine_call(handle, [&](rh::cuda::Engine& engine) {
-        check_struct(batch, "batch");
-        check_struct(config, "solver config");
-        check_struct(diagnostics, "diagnostics");
-        const rh::core::SolverConfig core_config = abi::solver_config(*config);
-        const rh::cuda::BatchInput input = abi::batch_input(*batch);
-        *diagnostics = abi::abi_diagnostics(engine.update(input, core_config, coefficients_out, defer));
-    });
 }
 
 }  // namespace
@@ -230,23 +208,14 @@ int32_t rh_cuda_engine_counters(rh_cuda_engine_t handle, rh_cuda_state_counters*
 int32_t rh_cuda_engine_update(rh_cuda_engine_t handle, const rh_cuda_batch* batch,
                               const rh_cuda_solver_config* config, void* coefficients_out,
                               rh_cuda_diagnostics* diagnostics) {
-    return update_call(handle, batch, config, coefficients_out, diagnostics, false);
-}
-
-int32_t rh_cuda_engine_update_deferred(rh_cuda_engine_t handle, const rh_cuda_batch* batch,
-                                       const rh_cuda_solver_config* config, void* coefficients_out,
-                                       rh_cuda_diagnostics* diagnostics) {
-    return update_call(handle, batch, config, coefficients_out, diagnostics, true);
-}
-
-int32_t rh_cuda_engine_settle(rh_cuda_engine_t handle, void* coefficients_out, rh_cuda_diagnostics* diagnostics) {
-    return engine_call(
-        handle,
-        [&](rh::cuda::Engine& engine) {
-            check_struct(diagnostics, "diagnostics");
-            *diagnostics = abi::abi_diagnostics(engine.settle(coefficients_out));
-        },
-        true);
+    return engine_call(handle, [&](rh::cuda::Engine& engine) {
+        check_struct(batch, "batch");
+        check_struct(config, "solver config");
+        check_struct(diagnostics, "diagnostics");
+        const rh::core::SolverConfig core_config = abi::solver_config(*config);
+        const rh::cuda::BatchInput input = abi::batch_input(*batch);
+        *diagnostics = abi::abi_diagnostics(engine.update(input, core_config, coefficients_out));
+    });
 }
 
 int32_t rh_cuda_engine_update_batches(rh_cuda_engine_t handle, const rh_cuda_batch* batch, int64_t batch_size,

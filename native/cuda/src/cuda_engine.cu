@@ -52,7 +52,6 @@ CudaEngine<T>::CudaEngine(const EngineOptions& options)
     closing_done_.make();
     loop_solved_.make();
     caller_released_.make();
-    host_batch_read_.make();
     ws_.reserve_parameters(device_, p_, d_, block_solver_may_run(solver_choice_ == SolverChoice::block, d_), stream_);
     solver_.reserve(device_, solver_handle_, d_);
     counters_.n_features_in = p_;

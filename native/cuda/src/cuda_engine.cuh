@@ -2,8 +2,8 @@
 // device context (stream and vendor handles, device_context.cuh), the state
 // resident on the device (current and staged next), its workspace and
 // solve ladder. Lifecycle and state transfer in cuda_engine.cu, one batch
-// transition in update.cu (a deferred one read in deferred_update.cu), the
-// host-driven solve in host_driven_solve.cu, prediction in predict.cu.
+// transition in update.cu, the host-driven solve in host_driven_solve.cu,
+// prediction in predict.cu.
 #pragma once
 
 #include <cstdint>
@@ -43,10 +43,7 @@ public:
     void restore_state(const HostState& state) override;
     void copy_state(HostState& state) override;
     core::StateCounters counters() const override { return counters_; }
-    UpdateReport update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out,
-                        bool defer) override;
-    UpdateReport settle(void* coefficients_out) override;
-    bool pending() const noexcept override { return pending_.has_value(); }
+    UpdateReport update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) override;
     std::vector<UpdateReport> update_batches(const BatchInput& batch, std::int64_t batch_size,
                                              const core::SolverConfig& config, void* coefficients_out) override;
     void predict(const BatchInput& batch, void* out) override;
@@ -66,28 +63,7 @@ private:
         // The host waited for a point after the solve's last read of a
         // caller's device batch and after its copy (the closings read the copy).
         bool released = false;
-        // Queued and not waited for (a deferred update): nothing above is known yet.
-        bool queued = false;
     };
-    // What an update decided before its solve and what its commit needs
-    // (update.cu); a deferred update keeps it until settle().
-    struct UpdatePlan {
-        StagedBatch<T> batch;  // the rows solved (a deferred update's: the engine's own)
-        SurrogateTerms<T> terms;
-        core::SolverConfig config;
-        double h = 0.0, lambda_value = 0.0, weight_sum_after = 0.0;
-    };
-    // The commit (the staged buffers swapped in, the counters), the
-    // coefficients into coefficients_out unless null, and the report.
-    UpdateReport commit(const UpdatePlan& plan, const SolveOutcome& outcome, const core::UpdateDiagnostics& diagnostics,
-                        SolverPath path, void* coefficients_out);
-    // The device loop's outcome once the host has waited for it (its
-    // pinned copy): the solve's outcome when the loop finished, nothing
-    // when it handed the batch back to the host route.
-    std::optional<SolveOutcome> loop_outcome(core::UpdateDiagnostics& diagnostics);
-    // The update queued by update(..., defer) and not read yet (depth one).
-    std::optional<UpdatePlan> pending_;
-    int pending_syncs_ = 0;  // the queued update's synchronizations before its return
     // The batch's surrogate terms.
     SurrogateTerms<T> terms(const core::SolverConfig& config, double weight_sum_after) const;
     // Core's driver for the penalty on the host over the device's passes
@@ -107,12 +83,9 @@ private:
     // could be made; a system the Cholesky rung refused, the majorizer's
     // step): the host route solves it then.
     bool newton_on_device_serves(const core::SolverConfig& config) const;
-    // `defer`: everything queued, nothing waited for (SolveOutcome::queued);
-    // `batch` must then be the engine's own rows.
     std::optional<SolveOutcome> solve_on_device(const StagedBatch<T>& batch, const StagedBatch<T>& closing_batch,
                                                 const SurrogateTerms<T>& terms, const core::SolverConfig& config,
-                                                double h, bool drain, bool defer,
-                                                core::UpdateDiagnostics& diagnostics);
+                                                double h, bool drain, core::UpdateDiagnostics& diagnostics);
     // The engine's rows for a copy of a caller's device batch of `rows`
     // (ws_'s host-batch buffers): false when the device has no room for
     // them (the update then reads the caller's arrays to the end, as
@@ -209,8 +182,6 @@ private:
     // the host route's last read of the caller's arrays and the copy.
     CallerBatchCopy<T> caller_copy_;
     StreamPoint caller_released_;
-    // After a deferred update's copies of a page-locked host batch (update.cu).
-    StreamPoint host_batch_read_;
 };
 
 }  // namespace rh::cuda

@@ -5,8 +5,7 @@
 // gradient, system and rung, the halving pass) and runs core's
 // damped_newton on from where it stopped over that direction
 // (newton_replay.cuh) until the driver stops; then the outcome's copy, the batch's closing and the
-// meat's, and one wait (none for a deferred update: settle() waits,
-// deferred_update.cu). The host-driven route (host_driven_solve.cu) waits
+// meat's, and one wait. The host-driven route (host_driven_solve.cu) waits
 // once per direction; this one once per batch. The driver's decisions are
 // core's either way, on the same values: the same bits.
 #include <algorithm>
@@ -26,7 +25,7 @@ bool CudaEngine<T>::newton_on_device_serves(const core::SolverConfig& config) co
 template <class T>
 std::optional<typename CudaEngine<T>::SolveOutcome> CudaEngine<T>::solve_on_device(
     const StagedBatch<T>& batch, const StagedBatch<T>& closing_batch, const SurrogateTerms<T>& terms,
-    const core::SolverConfig& config, double h, bool drain, bool defer, core::UpdateDiagnostics& diagnostics) {
+    const core::SolverConfig& config, double h, bool drain, core::UpdateDiagnostics& diagnostics) {
     DevicePasses<T> device = passes(batch, terms, config, h);
     device.send_constants();
     device.record_target = ws_.pass_record.data();
@@ -76,30 +75,15 @@ std::optional<typename CudaEngine<T>::SolveOutcome> CudaEngine<T>::solve_on_devi
     DevicePasses<T> closing = passes(closing_batch, terms, config, h);
     closing.close();
     if (tracks_meat_) closing.close_meat();
-    if (defer) {  // read by settle() (deferred_update.cu), which waits for loop_solved_
-        SolveOutcome queued;
-        queued.queued = true;
-        return queued;
-    }
     device.wait_for(drain ? nullptr : loop_solved_.event());
     if (copying_) caller_copy_.joined_and_waited();
-    std::optional<SolveOutcome> outcome = loop_outcome(diagnostics);
-    if (outcome) {
-        outcome->drained = drain;
-        outcome->released = copying_;
-    }
-    return outcome;
-}
-
-template <class T>
-std::optional<typename CudaEngine<T>::SolveOutcome> CudaEngine<T>::loop_outcome(
-    core::UpdateDiagnostics& diagnostics) {
-    const DeviceNewtonLoop& loop = *exchange_.loop();
     if (loop.status != LoopStatus::finished) return std::nullopt;
     std::copy(exchange_.vector(), exchange_.vector() + d_, host_theta_next_.begin());
     diagnostics = loop.diagnostics;
     SolveOutcome outcome{loop.iterations, loop.converged != 0, loop.reason, loop.objective};
-    outcome.meat_closed = true;  // the closing enqueued after the loop closed the meat too
+    outcome.meat_closed = true;
+    outcome.drained = drain;
+    outcome.released = copying_;
     return outcome;
 }
 

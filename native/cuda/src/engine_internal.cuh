@@ -170,20 +170,9 @@ public:
     virtual void copy_state(HostState& state) = 0;
     virtual core::StateCounters counters() const = 0;
     // Absorbs one batch; its coefficients into coefficients_out (d values of
-    // the engine's dtype on the host) unless null. With `defer`, an update
-    // the engine can leave queued returns once it is (report.deferred: its
-    // coefficients are not written, the state is not committed yet, and the
-    // caller's arrays are no longer read); settle() reads it.
-    virtual UpdateReport update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out,
-                                bool defer) = 0;
-    // Reads the update left queued (deferred_update.cu): commits it and
-    // returns its report and coefficients, or, when it failed, throws its
-    // error with the state as it was before that update. Invalid when none
-    // is pending.
-    virtual UpdateReport settle(void* coefficients_out) = 0;
-    // Whether an update is queued and not read (every other call is refused
-    // until settle(): rh_cuda.h).
-    virtual bool pending() const noexcept = 0;
+    // the engine's dtype on the host) unless null.
+    virtual UpdateReport update(const BatchInput& batch, const core::SolverConfig& config,
+                                void* coefficients_out) = 0;
     // Absorbs consecutive slices of `batch_size` rows of one batch (the last
     // may be shorter), each as update() absorbs a batch; all of them or none
     // (a failure leaves the state as it was before the call, and throws the

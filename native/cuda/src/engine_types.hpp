@@ -75,9 +75,6 @@ struct UpdateReport {
     core::UpdateDiagnostics diagnostics;
     int host_syncs = 0;  // host synchronizations of this update
     SolverPath solver_path = SolverPath::pipeline;
-    // The update is queued, not read: nothing else of this report is known
-    // yet (Engine::settle gives the whole report once the update is read).
-    bool deferred = false;
 };
 
 struct EngineFeatures {

@@ -10,9 +10,7 @@
 // copied beside the solve for the closings, and the update waits once more,
 // for the solve's last read of the caller's arrays and the copy, or for the
 // whole stream where it was not copied), the meat, and the commit: nothing
-// before the commit changes the state. A deferred update (amendment 0004)
-// the device loop solves returns once it is queued, its commit left to
-// settle() (deferred_update.cu).
+// before the commit changes the state.
 #include <algorithm>
 
 #include "core/batch_closing.hpp"
@@ -25,8 +23,7 @@
 namespace rh::cuda {
 
 template <class T>
-UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out,
-                                   bool defer) {
+UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverConfig& config, void* coefficients_out) {
     // 1. Everything that can be checked on the host, before any device work.
     check_configuration(config);
     check_batch_description(batch, element_type_of<T>(), device_, p_, true);
@@ -50,8 +47,7 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     //    A caller's device batch the pipeline solves is copied into the
     //    engine's rows beside the solve (caller_batch_copy.cuh): its
     //    closings read the copy, and the update waits for the solve and the
-    //    copy, not for the closings. A deferred update's solve reads the
-    //    copy too (the caller's arrays are read to the end before it returns).
+    //    copy, not for the closings.
     const bool try_block = !cuda_graphs_ && (solver_choice_ == SolverChoice::block
                                                  ? block_solver_fits(d_)
                                                  : solver_choice_ == SolverChoice::automatic &&
@@ -64,15 +60,6 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     SettleOnExit<T> settle_copy{caller_copy_};  // no exit leaves the copy reading the caller's arrays
     const StagedBatch<T> closing_batch =
         copying_ ? caller_copy_.start(stream_, staged, p_, ws_.X.data(), ws_.y.data(), ws_.w.data()) : staged;
-    // Deferred: a batch in rows of the engine's own (staged from the host, or
-    // the copy). The caller's arrays are read to the end before the return:
-    // the copy of a device batch is waited for; a host batch's pageable
-    // memory was read into the driver's staging by the copy calls, its
-    // page-locked memory is read by the copy engine later, so the point
-    // after its copies is waited for.
-    defer = defer && !batch.engine_owned && (!caller_device || copying_);
-    const bool wait_for_host_arrays = defer && batch.memory == BatchMemory::host && host_batch_page_locked(batch);
-    if (wait_for_host_arrays) RH_CUDA_CHECK(cudaEventRecord(host_batch_read_.event(), stream_));
     // A batch of unit weights on the host route: its weight is its rows, so
     // its check needs no synchronization of its own; it is launched by the
     // solve's first pass (DeferredCheck) and judged after the solve's first
@@ -91,12 +78,10 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
 
     // 3. Schedules and surrogate terms (the mask and history direction from
     //    the committed coefficients' host mirror).
-    UpdatePlan plan;
-    plan.config = config;
-    plan.weight_sum_after = counters_.weight_sum + batch_weight;
-    plan.h = core::bandwidth(config.tau, config.bandwidth_scale, plan.weight_sum_after, p_);
-    plan.lambda_value =
-        core::lambda_level(config.penalty, config.tau, config.lambda_scale, plan.weight_sum_after, p_);
+    const double weight_sum_after = counters_.weight_sum + batch_weight;
+    const double h = core::bandwidth(config.tau, config.bandwidth_scale, weight_sum_after, p_);
+    const double lambda_value =
+        core::lambda_level(config.penalty, config.tau, config.lambda_scale, weight_sum_after, p_);
     T* mask = host_terms_.get();
     T* history = host_terms_.get() + d_;
     core::penalty_mask_and_history(d_, p_, host_theta_.data(), mask, history);
@@ -108,19 +93,17 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
         RH_CUDA_CHECK(
             cudaMemcpyAsync(ws_.history.data(), history, sizeof(T) * d_, cudaMemcpyHostToDevice, stream_));
     }
-    plan.terms = terms(config, plan.weight_sum_after);
-    plan.batch = defer && copying_ ? closing_batch : staged;
+    const SurrogateTerms<T> surrogate = terms(config, weight_sum_after);
 
     // 4. Solve from the committed coefficients and close the batch, into
     //    staged buffers: a small batch in one block (block_solver.cuh), any
     //    other (or one whose system the block's Cholesky rung refused) by
-    //    core's driver, on the device (device_driven_solve.cu) or on the
-    //    host (host_driven_solve.cu). The coefficients are on the host
-    //    either way, or, for a deferred update, once settle() has read them.
+    //    core's driver on the host (host_driven_solve.cu). The coefficients
+    //    are on the host either way.
     if (tracks_meat_) ws_.reserve_meat(device_, staged.rows, d_);
     BlockOutcome block;
-    const bool solved_in_block = try_block && solve_in_one_block(staged, plan.terms, config, plan.h,
-                                                                 plan.lambda_value, checked_in_block, block);
+    const bool solved_in_block =
+        try_block && solve_in_one_block(staged, surrogate, config, h, lambda_value, checked_in_block, block);
     SolveOutcome outcome;
     core::UpdateDiagnostics diagnostics;
     if (solved_in_block) {
@@ -135,38 +118,17 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
         // device-driven solve's one wait is then for the whole stream.
         const bool drain = caller_device && !copying_;
         std::optional<SolveOutcome> on_device;
-        if (!try_block && newton_on_device_serves(config)) {  // not a system the block solver's rung refused
-            if (defer && copying_) caller_copy_.join(stream_);  // the solve reads the copy
-            on_device = solve_on_device(plan.batch, closing_batch, plan.terms, config, plan.h, drain, defer,
-                                        diagnostics);
-        }
-        if (on_device && on_device->queued) {
-            // The caller's arrays are read to the end (the copy) before the
-            // return; the rest of the update runs on, read by settle().
-            if (copying_) {
-                caller_copy_.settle();
-                ++update_syncs_;
-            } else if (wait_for_host_arrays) {
-                RH_CUDA_CHECK(cudaEventSynchronize(host_batch_read_.event()));
-                ++update_syncs_;
-            }
-            pending_ = plan;
-            pending_syncs_ = update_syncs_;
-            UpdateReport report;
-            report.deferred = true;
-            report.host_syncs = update_syncs_;
-            return report;
-        }
+        if (!try_block && newton_on_device_serves(config))  // not a system the block solver's rung refused
+            on_device = solve_on_device(staged, closing_batch, surrogate, config, h, drain, diagnostics);
         outcome = on_device ? *on_device
-                            : solve_on_host(staged, closing_batch, plan.terms, config, plan.h, plan.lambda_value,
-                                            diagnostics);
+                            : solve_on_host(staged, closing_batch, surrogate, config, h, lambda_value, diagnostics);
     }
 
     // The meat at theta_hat: the block solver closed it in its launch, the
     // device-driven solve with its closing; otherwise its pass is launched
     // here (ordered before anything that reads it).
     if (tracks_meat_ && !solved_in_block && !outcome.meat_closed)
-        passes(closing_batch, plan.terms, config, plan.h).close_meat();
+        passes(closing_batch, surrogate, config, h).close_meat();
     // The host route's closing (and the meat's pass) run on after this
     // returns: the state's buffers are read in stream order by whatever comes
     // next, and an asynchronous fault surfaces at the next call that waits.
@@ -188,23 +150,14 @@ UpdateReport CudaEngine<T>::update(const BatchInput& batch, const core::SolverCo
     } else if (solved_in_block) {
         mark_on_exit.drained();  // the block solver's synchronization came after its launch, the update's last work
     }
-    return commit(plan, outcome, diagnostics,
-                  solved_in_block ? SolverPath::block
-                                  : (try_block ? SolverPath::block_then_pipeline : SolverPath::pipeline),
-                  coefficients_out);
-}
 
-template <class T>
-UpdateReport CudaEngine<T>::commit(const UpdatePlan& plan, const SolveOutcome& outcome,
-                                   const core::UpdateDiagnostics& diagnostics, SolverPath path,
-                                   void* coefficients_out) {
     // 5. Commit (nothing before this point changed the state).
     ws_.theta_current.swap(ws_.theta_next);
     ws_.J_current.swap(ws_.J_next);
     if (tracks_meat_) ws_.meat_current.swap(ws_.meat_next);
     host_theta_.swap(host_theta_next_);
     previous_counters_ = counters_;
-    counters_ = core::next_counters(counters_, plan.batch.rows, plan.lambda_value, plan.weight_sum_after);
+    counters_ = core::next_counters(counters_, staged.rows, lambda_value, weight_sum_after);
     revertible_ = true;
     ++updates_;
     host_syncs_ += update_syncs_;
@@ -212,17 +165,16 @@ UpdateReport CudaEngine<T>::commit(const UpdatePlan& plan, const SolveOutcome& o
 
     UpdateReport report;
     report.diagnostics = diagnostics;
-    // The mask of the coefficients before the update (host_terms_, written
-    // by the update and by nothing since).
-    report.diagnostics.objective = core::reported_objective(plan.config.penalty, outcome.objective, plan.lambda_value,
-                                                            d_, host_theta_.data(), host_terms_.get());
-    report.diagnostics.lambda_value = plan.lambda_value;
-    report.diagnostics.bandwidth = plan.h;
+    report.diagnostics.objective =
+        core::reported_objective(config.penalty, outcome.objective, lambda_value, d_, host_theta_.data(), mask);
+    report.diagnostics.lambda_value = lambda_value;
+    report.diagnostics.bandwidth = h;
     report.diagnostics.iterations = outcome.iterations;
     report.diagnostics.converged = outcome.converged;
     report.diagnostics.stop_reason = outcome.reason;
     report.host_syncs = update_syncs_;
-    report.solver_path = path;
+    report.solver_path = solved_in_block ? SolverPath::block
+                                         : (try_block ? SolverPath::block_then_pipeline : SolverPath::pipeline);
     return report;
 }
 

@@ -26,7 +26,7 @@ std::vector<UpdateReport> CudaEngine<T>::update_batches(const BatchInput& batch,
     check_batch_description(first_slice, element_type_of<T>(), device_, p_, true);
     core::check_room_for_batch(batch.rows, counters_);
     const std::int64_t slices = 1 + (batch.rows - 1) / batch_size;  // rows >= 1 (checked); no overflow
-    if (slices == 1) return {update(batch, config, coefficients_out, false)};
+    if (slices == 1) return {update(batch, config, coefficients_out)};
 
     DeviceGuard guard(device_);
     revertible_ = false;
@@ -35,7 +35,7 @@ std::vector<UpdateReport> CudaEngine<T>::update_batches(const BatchInput& batch,
     std::vector<UpdateReport> reports;
     reports.reserve(static_cast<std::size_t>(slices));
     auto absorb = [&](std::int64_t k, const BatchInput& slice) {
-        reports.push_back(update(slice, config, k + 1 == slices ? coefficients_out : nullptr, false));
+        reports.push_back(update(slice, config, k + 1 == slices ? coefficients_out : nullptr));
     };
     try {
         if (batch.memory == BatchMemory::host && HostStaging<T>::pays(first_slice.rows, p_) &&

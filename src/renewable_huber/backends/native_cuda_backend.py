@@ -206,8 +206,10 @@ class NativeCudaBackend:
         self.solver_choice = solver_choice_requested()
         #: the block solver's tiles of rows per block (RH_CUDA_BLOCK_TILES; 0: the engine's default)
         self.block_tiles = block_tiles_requested()
-        #: when a partial_fit's outcome is read: "deferred" or "immediate" (RH_CUDA_RESULTS)
-        self.results = results_requested()
+        #: when a partial_fit's outcome is read: "deferred" or "immediate" (RH_CUDA_RESULTS); immediate
+        #: with an engine that cannot leave an update queued (a binding without settle: C ABI before 1.7)
+        requested = results_requested()
+        self.results = requested if hasattr(_native.Engine, "settle") else "immediate"
         #: the update the engine holds queued and unread (None: none)
         self._pending: Optional[PendingUpdate] = None
         self._engine: Any = None
