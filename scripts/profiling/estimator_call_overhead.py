@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -33,9 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 class NullEngine:
     """Stands for the binding's Engine: every update is answered at once."""
 
-    def __init__(self, native: Any, device: int, dtype: str, n_features: int, fit_intercept: bool,
+    #: the binding module (install_null_engine)
+    native: Any = None
+
+    def __init__(self, device: int, dtype: str, n_features: int, fit_intercept: bool,
                  *args: Any, **kwargs: Any) -> None:
-        self.native, self.stream = native, 7
+        self.stream = 7
         self.n_features, self.fit_intercept = int(n_features), bool(fit_intercept)
         self.n_samples, self.batches = 0, 0
         self.diagnostics = types.SimpleNamespace(
@@ -109,11 +113,24 @@ def install_null_engine() -> None:
 
     native = backend._native
     backend.runtime_info = lambda: {"device_count": 1, "runtime_version": 13000, "driver_version": 13000}
-    native.Engine = lambda *args, **kwargs: NullEngine(native, *args, **kwargs)
+    NullEngine.native = native
+    native.Engine = NullEngine  # a class with settle: results deferred unless RH_CUDA_RESULTS=immediate
     native.SolverConfig = lambda **fields: SolverConfig(**fields)
 
 
-def measure(feed: str, rows: int, features: int, calls: int, rounds: int) -> dict[str, Any]:
+def measure(feed: str, rows: int, features: int, calls: int, rounds: int, results: str) -> dict[str, Any]:
+    previous = os.environ.get("RH_CUDA_RESULTS")
+    os.environ["RH_CUDA_RESULTS"] = results  # read by each new model's backend
+    try:
+        return timed(feed, rows, features, calls, rounds, results)
+    finally:
+        if previous is None:
+            del os.environ["RH_CUDA_RESULTS"]
+        else:
+            os.environ["RH_CUDA_RESULTS"] = previous
+
+
+def timed(feed: str, rows: int, features: int, calls: int, rounds: int, results: str) -> dict[str, Any]:
     from renewable_huber import RenewableHuberRegressor
 
     rng = np.random.default_rng(0)
@@ -134,7 +151,7 @@ def measure(feed: str, rows: int, features: int, calls: int, rounds: int) -> dic
         for _ in range(calls // 10):
             RenewableHuberRegressor(backend="native_cuda", device="cuda").fit(X, y)
         cold.append((time.perf_counter() - start) / (calls // 10))
-    return {"feed": feed, "rows": rows, "features": features, "calls_per_round": calls, "rounds": rounds,
+    return {"feed": feed, "results": results, "rows": rows, "features": features, "calls_per_round": calls, "rounds": rounds,
             "partial_fit_us": round(statistics.median(steady) * 1e6, 2),
             "partial_fit_us_rounds": [round(s * 1e6, 2) for s in steady],
             "cold_stream_us": round(statistics.median(cold) * 1e6, 2),
@@ -148,12 +165,15 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--features", type=int, default=16)
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--results", nargs="+", default=["deferred", "immediate"], choices=["deferred", "immediate"],
+                        help="RH_CUDA_RESULTS of the measured models (amendment 0004)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     install_null_engine()
-    cases = [measure(feed, args.rows, args.features, args.calls, args.rounds) for feed in args.feeds]
+    cases = [measure(feed, args.rows, args.features, args.calls, args.rounds, results)
+             for feed in args.feeds for results in args.results]
     for case in cases:
-        print(f"{case['feed']}-fed: partial_fit {case['partial_fit_us']:.1f} us a call, "
+        print(f"{case['feed']}-fed, {case['results']} results: partial_fit {case['partial_fit_us']:.1f} us a call, "
               f"a cold stream (new estimator + fit) {case['cold_stream_us']:.1f} us (Python only: a null engine)")
     if args.out is not None:
         import renewable_huber
