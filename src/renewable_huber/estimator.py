@@ -163,15 +163,18 @@ class RenewableHuberRegressor(PendingReads, StatisticalInference, ModelLock):
         solver config)``, for integrations that compute the next stream
         elsewhere (``renewable_huber.dask``). The parameters are validated
         first; the model changes only when ``step`` returned, and on any
-        failure its engine holds the previous state again. With ``warn``, a
-        last batch that did not converge gives a ConvergenceWarning, as
-        partial_fit's do (``stacklevel``: of its caller's caller, by default)."""
+        failure its engine holds the previous state again. With ``warn``, an unconverged last
+        batch warns as partial_fit's do (``stacklevel``: of its caller's caller, by default)."""
         params = self.get_params()
         config = checked_solver_config(params)
-        current = self._settled_stream()
-        with rolling_back(current):
-            stream = step(current, params, config)
-            self._install(stream)
+        current = self._settled_stream(install=False)
+        try:
+            with rolling_back(current):
+                stream = step(current, params, config)
+                self._install(stream)
+        except BaseException:
+            self._keep_read(current)
+            raise
         if stream is not None:  # (a step over no rows leaves an unfitted model unfitted)
             stream.backend.settle()
             if warn:

@@ -26,10 +26,13 @@ class PendingReads:
     """The estimator's reads of a pending batch (it needs ``_install``)."""
 
     @serialized
-    def _settled_stream(self) -> Optional[Stream]:
+    def _settled_stream(self, install: bool = True) -> Optional[Stream]:
         """The stream with its pending batch read and installed (a stream
         with none is returned as it is). A batch that failed raises its error
-        here, the model then as it was before that batch."""
+        here, the model then as it was before that batch. ``install=False``:
+        the read stream is returned only, for a caller that installs the next
+        one at once (``advance``: one install a call instead of two; it
+        installs the read stream itself when its step fails)."""
         stream = self.__dict__.get("_stream")
         if stream is None or stream.pending is None:
             return stream
@@ -39,9 +42,17 @@ class PendingReads:
         except BatchFailedLater as failure:
             self._install(failure.before)
             raise failure.for_the_caller() from failure.error
-        self._install(settled)
+        if install:
+            self._install(settled)
         settled.warn_if_not_converged(type(self).__name__, config, stacklevel=4)
         return settled
+
+    def _keep_read(self, stream: Optional[Stream]) -> None:
+        """After a failed ``advance`` whose current ``stream`` was read
+        without being installed (``install=False``): the model holds it, so
+        the batch read stays read."""
+        if self.__dict__.get("_stream") is not stream:
+            self._install(stream)
 
     def __getattr__(self, name: str) -> Any:
         """A fitted attribute that needs the last batch's outcome, read when
@@ -55,3 +66,4 @@ class PendingReads:
         # Python's own answer: a property whose getter raised AttributeError
         # (NotFittedError, say) raises it again; a name nobody has, the usual error.
         return object.__getattribute__(self, name)
+
