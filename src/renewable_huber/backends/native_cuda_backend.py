@@ -147,11 +147,8 @@ def results_requested() -> str:
 
 @dataclass(frozen=True)
 class PendingUpdate:
-    """An update the engine (``engine_id``) left queued on top of its
-    committed ``version``; ``NativeCudaBackend.settle_update`` reads it."""
+    """An update the backend's engine left queued; ``NativeCudaBackend.settle_update`` reads it."""
 
-    engine_id: int
-    version: int
     #: the engine's diagnostics at the return (its host synchronizations so far)
     queued: Any
 
@@ -391,17 +388,15 @@ class NativeCudaBackend:
         if pending is not self._pending:
             raise NativeEngineError("native_cuda: this queued update is not the engine's any more "
                                     "(it was read, or discarded by a rollback)")
-        self._pending = None
         coefficients = np.empty(state.n_parameters, dtype=self.dtype)
         try:
             native, counters = self._engine.settle(coefficients)
         except _native.EngineError as exc:
             raise _translate(exc) from None
-        self._version = next(_versions)
-        self.last_native_diagnostics = native
-        token = self._token(state)
-        return (native_adapter.next_state(state, coefficients, token, counters, None if state.meat is None else token),
-                native_adapter.diagnostics(native))
+        finally:  # read by the engine (settled or failed) once the call was made
+            self._pending = None
+        next_state, (native,) = self._committed(state, coefficients, counters, [native])
+        return next_state, native_adapter.diagnostics(native)
 
     def update_batches(self, state: RenewableHuberState, X: Any, y: Any, sample_weight: Optional[Any],
                        config: SolverConfig, batch_size: int) -> tuple[RenewableHuberState, list[UpdateDiagnostics]]:
@@ -435,9 +430,14 @@ class NativeCudaBackend:
         except _native.DlpackContractError as exc:
             raise BackendContractError(str(exc)) from None
         if defer and natives.deferred:
-            self._pending = PendingUpdate(self._engine_id, self._version, natives)
+            self._pending = PendingUpdate(natives)
             return self._pending  # (last_native_diagnostics: of the last update read)
-        natives = [natives] if batch_size is None else list(natives)
+        return self._committed(state, coefficients, counters, [natives] if batch_size is None else list(natives))
+
+    def _committed(self, state: RenewableHuberState, coefficients: np.ndarray, counters: Any,
+                   natives: list[Any]) -> tuple[RenewableHuberState, list[Any]]:
+        """The state after updates the engine committed on top of ``state``
+        (a new version of it), and their native diagnostics."""
         self._version = next(_versions)
         self.last_native_diagnostics = natives[-1]
         token = self._token(state)
